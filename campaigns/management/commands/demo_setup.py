@@ -1,0 +1,30 @@
+"""manage.py demo_setup: admin account, seed campaigns and the links to try them (make demo)."""
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from campaigns.services.seeds import seed_campaigns_load
+
+
+class Command(BaseCommand):
+    help = "Create the demo admin (printing its password), load the seed campaigns, print links."
+
+    def handle(self, *args, **options):
+        User = get_user_model()
+        user = User.objects.filter(username="admin").first()
+        password = secrets.token_urlsafe(12)
+        if user is None:
+            user = User.objects.create_superuser("admin", "admin@example.org", password)
+        else:
+            user.set_password(password)  # a fresh password each run, printed below
+            user.save(update_fields=["password"])
+        loaded = seed_campaigns_load(owner=user)
+        base = settings.SITE_URL
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Demo ready."))
+        self.stdout.write(f"  Admin:    {base}/admin/   user: admin   password: {password}")
+        for campaign, _created in loaded:
+            self.stdout.write(f"  Worker:   {base}/c/{campaign.slug}/   ({campaign.name})")
+        self.stdout.write("")

@@ -1,0 +1,195 @@
+"""The task-schema engine: parse and validate schemas, validate answers against them.
+
+Every entry point that accepts answers (worker pages, API, LLM-judge import, gold answers in
+item import) calls `validate_answers`; every place that accepts a schema calls `parse_schema`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
+
+from .base import AnswerInvalid, BaseQuestion, Strict
+from .kinds import REGISTRY
+
+__all__ = [
+    "AnswerInvalid",
+    "BaseQuestion",
+    "DisplayField",
+    "SchemaIssue",
+    "SchemaInvalid",
+    "TaskSchema",
+    "parse_questions",
+    "parse_schema",
+    "parse_schema_cached",
+    "validate_answers",
+    "validate_schema",
+    "REGISTRY",
+]
+
+Question = Annotated[Union[tuple(REGISTRY.values())], Field(discriminator="kind")]  # noqa: UP007
+
+
+class DisplayField(Strict):
+    field: str = Field(min_length=1)
+    label: str = ""
+    format: Literal["text", "lines", "pre"] = "text"
+    prefix: str = ""
+    suffix: str = ""
+    help: str = ""
+    split: Literal["list", "sentences", "newlines"] = "sentences"
+
+
+def _check_unique_ids(questions: list[BaseQuestion]) -> None:
+    ids = [q.id for q in questions]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"question ids must be unique; repeated: {', '.join(duplicates)}")
+
+
+class TaskSchema(Strict):
+    display: list[DisplayField] = Field(default_factory=list)
+    questions: list[Question] = Field(min_length=1)
+
+    @field_validator("questions")
+    @classmethod
+    def _unique_ids(cls, questions):
+        _check_unique_ids(questions)
+        return questions
+
+    def question(self, question_id: str) -> BaseQuestion:
+        for q in self.questions:
+            if q.id == question_id:
+                return q
+        raise KeyError(question_id)
+
+    @property
+    def item_fields(self) -> list[str]:
+        """Item data keys every imported row must carry (shown or segmented)."""
+        fields = [d.field for d in self.display]
+        fields += [q.field for q in self.questions if q.kind == "lines"]
+        return list(dict.fromkeys(fields))
+
+
+_QUESTION_LIST = TypeAdapter(list[Question])
+
+
+@dataclass(frozen=True)
+class SchemaIssue:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class SchemaInvalid(Exception):
+    def __init__(self, issues: list[SchemaIssue]):
+        self.issues = issues
+        super().__init__("; ".join(str(i) for i in issues))
+
+
+def _path(loc: tuple) -> str:
+    """Render a pydantic location as a JSON path, dropping the discriminator tags."""
+    out = ""
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in REGISTRY and i > 0 and isinstance(loc[i - 1], int):
+            continue
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def _issues(exc: ValidationError, prefix: str = "") -> list[SchemaIssue]:
+    issues = []
+    for err in exc.errors(include_url=False):
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown setting"
+        path = _path(tuple(err["loc"]))
+        issues.append(SchemaIssue(f"{prefix}{path}" if prefix else path, message))
+    return issues
+
+
+def parse_schema(data: Any) -> TaskSchema:
+    """Parse a schema; raise SchemaInvalid listing every problem with its JSON path."""
+    if not isinstance(data, dict):
+        raise SchemaInvalid([SchemaIssue("", "the schema must be a JSON object")])
+    try:
+        return TaskSchema.model_validate(data)
+    except ValidationError as exc:
+        raise SchemaInvalid(_issues(exc)) from None
+
+
+def validate_schema(data: Any) -> list[SchemaIssue]:
+    """Every problem of a schema, with its JSON path; [] when it is valid."""
+    try:
+        parse_schema(data)
+    except SchemaInvalid as exc:
+        return exc.issues
+    return []
+
+
+def parse_questions(data: Any, *, path: str = "") -> list[BaseQuestion]:
+    """Parse a bare list of questions (a campaign's intake questions)."""
+    if not isinstance(data, list):
+        raise SchemaInvalid([SchemaIssue(path, "expected a list of questions")])
+    try:
+        questions = _QUESTION_LIST.validate_python(data)
+        _check_unique_ids(questions)
+    except ValidationError as exc:
+        raise SchemaInvalid(_issues(exc, prefix=path)) from None
+    except ValueError as exc:
+        raise SchemaInvalid([SchemaIssue(path, str(exc))]) from None
+    return questions
+
+
+@lru_cache(maxsize=256)
+def _parse_json(text: str) -> TaskSchema:
+    return parse_schema(json.loads(text))
+
+
+def parse_schema_cached(data: dict) -> TaskSchema:
+    """parse_schema for hot paths (worker pages): the parsed schema is reused per content."""
+    return _parse_json(json.dumps(data, sort_keys=True))
+
+
+def validate_answers(
+    questions: TaskSchema | list[BaseQuestion],
+    answers: Any,
+    item_data: dict | None = None,
+    *,
+    partial: bool = False,
+) -> dict[str, Any]:
+    """Check answers against the questions (and the item, for per-line questions).
+
+    Returns the cleaned answers (normalised types, rubric totals computed; unanswered optional
+    questions left out). Raises AnswerInvalid with every problem keyed by question path; with
+    `partial`, only the questions present are checked (gold answers name a subset).
+    """
+    question_list = questions.questions if isinstance(questions, TaskSchema) else questions
+    if not isinstance(answers, dict):
+        raise AnswerInvalid({"": "Answers must be an object keyed by question id."})
+    errors: dict[str, str] = {}
+    known = {q.id for q in question_list}
+    for key in sorted(set(answers) - known):
+        errors[str(key)] = f"Unknown question {key!r}."
+    cleaned: dict[str, Any] = {}
+    for q in question_list:
+        raw = answers.get(q.id)
+        if q.is_empty(raw):
+            if q.required and not partial:
+                errors[q.id] = "Please answer this question."
+            continue
+        try:
+            cleaned[q.id] = q.validate_answer(raw, item_data)
+        except AnswerInvalid as exc:
+            errors.update(exc.errors)
+    if errors:
+        raise AnswerInvalid(errors)
+    return cleaned

@@ -1,0 +1,158 @@
+"""`lines`: a label for each segment (line or sentence) of an item field, plus a follow-up
+text (the rewrite) required exactly for the labels that ask for it."""
+import ast
+import json
+import re
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from ..base import ID_PATTERN, AnswerInvalid, BaseQuestion, MeasurementLevel, Option, Strict
+
+SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+class Followup(Strict):
+    id: str = Field(pattern=ID_PATTERN)
+    text: str = Field(min_length=1)
+    when: list[str] = Field(min_length=1)
+    max_length: int = Field(default=2000, ge=1)
+
+
+def split_segments(value: Any, split: str) -> list[str]:
+    """Turn an item field into its segments; a list (or a list written as a string) is kept."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            parsed = _parse_list_literal(stripped)
+            if parsed is not None:
+                value = parsed
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if str(v).strip()]
+    if not isinstance(value, str):
+        return []
+    if split == "newlines":
+        parts = value.splitlines()
+    else:
+        parts = SENTENCE_END.split(value.strip())
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _parse_list_literal(text: str) -> list | None:
+    for parse in (json.loads, ast.literal_eval):  # literal_eval never runs code
+        try:
+            parsed = parse(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(parsed, list):
+            return parsed
+    return None
+
+
+class LinesQuestion(BaseQuestion):
+    kind: Literal["lines"]
+    field: str = Field(min_length=1)
+    split: Literal["list", "sentences", "newlines"] = "sentences"
+    options: list[Option] = Field(min_length=2)
+    followup: Followup | None = None
+
+    measurement: ClassVar[MeasurementLevel] = "nominal"
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        values = [o.value for o in self.options]
+        if len(set(values)) != len(values):
+            raise ValueError("option values must be distinct")
+        if self.followup:
+            unknown = set(self.followup.when) - set(values)
+            if unknown:
+                raise ValueError(f"followup.when names unknown options {sorted(unknown)}")
+            if self.followup.id == "label":
+                raise ValueError("followup.id 'label' is reserved")
+        return self
+
+    def segments(self, item_data: dict | None) -> list[str]:
+        return split_segments((item_data or {}).get(self.field), self.split)
+
+    def validate_answer(self, raw: Any, item_data: dict | None) -> list[dict]:
+        segments = self.segments(item_data)
+        if not isinstance(raw, list):
+            raise AnswerInvalid({self.id: f"Expected a label for each of the {len(segments)} lines."})
+        if len(raw) != len(segments):
+            raise AnswerInvalid(
+                {self.id: f"Expected {len(segments)} line labels, got {len(raw)}."}
+            )
+        errors: dict[str, str] = {}
+        cleaned = [self._clean_line(n, entry, errors) for n, entry in enumerate(raw, start=1)]
+        if errors:
+            raise AnswerInvalid(errors)
+        return cleaned
+
+    def _clean_line(self, n: int, entry: Any, errors: dict[str, str]) -> dict:
+        values = [o.value for o in self.options]
+        if isinstance(entry, str):
+            entry = {"label": entry}
+        if not isinstance(entry, dict):
+            errors[f"{self.id}.{n}.label"] = f"Line {n}: expected a label."
+            return {}
+        label = entry.get("label")
+        if label in (None, ""):
+            errors[f"{self.id}.{n}.label"] = f"Line {n}: choose a label."
+            return {}
+        if label not in values:
+            errors[f"{self.id}.{n}.label"] = f"Line {n}: choose one of {', '.join(values)}."
+            return {}
+        cleaned = {"label": label}
+        fu = self.followup
+        if fu is None:
+            return cleaned
+        text = entry.get(fu.id)
+        text = text.strip() if isinstance(text, str) else ""
+        if label in fu.when:
+            if not text:
+                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: {fu.text}"
+            elif len(text) > fu.max_length:
+                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: at most {fu.max_length} characters."
+            else:
+                cleaned[fu.id] = text
+        return cleaned
+
+    def atoms(self, answer: Any) -> list[tuple[str, Any]]:
+        atoms: list[tuple[str, Any]] = []
+        for n, entry in enumerate(answer, start=1):
+            atoms.append((f"{n}.label", entry.get("label")))
+            if self.followup:
+                atoms.append((f"{n}.{self.followup.id}", entry.get(self.followup.id, "")))
+        return atoms
+
+    def parts(self, item_data: dict | None = None) -> list[str]:
+        n_lines = len(self.segments(item_data)) if item_data is not None else 0
+        return self.parts_for(n_lines)
+
+    def parts_for(self, n_lines: int) -> list[str]:
+        parts = []
+        for n in range(1, n_lines + 1):
+            parts.append(f"{n}.label")
+            if self.followup:
+                parts.append(f"{n}.{self.followup.id}")
+        return parts
+
+    def part_measurement(self, part: str) -> MeasurementLevel:
+        return "nominal"
+
+    def form_value(self, post: Any, prefix: str) -> Any:
+        count = int(post.get(f"{prefix}__count", "0") or 0)
+        answer = []
+        for n in range(1, min(count, 1000) + 1):
+            entry = {"label": post.get(f"{prefix}.{n}.label", "")}
+            if self.followup:
+                entry[self.followup.id] = post.get(f"{prefix}.{n}.{self.followup.id}", "")
+            answer.append(entry)
+        return answer or None
+
+    def is_empty(self, raw: Any) -> bool:
+        if isinstance(raw, list):
+            return all(
+                (e.get("label") if isinstance(e, dict) else e) in (None, "") for e in raw
+            )
+        return super().is_empty(raw)

@@ -1,0 +1,67 @@
+"""`slider`: a number in [min, max] on a step grid, which must be moved before it counts."""
+import math
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Strict, as_number
+
+
+class Anchor(Strict):
+    value: float
+    label: str = Field(min_length=1)
+    description: str = ""
+
+
+class SliderQuestion(BaseQuestion):
+    kind: Literal["slider"]
+    min: float = 0
+    max: float = 100
+    step: float = Field(default=1, gt=0)
+    start: float | None = None
+    anchors: list[Anchor] = Field(default_factory=list)
+
+    measurement: ClassVar[MeasurementLevel] = "interval"
+
+    @model_validator(mode="after")
+    def _consistent_range(self):
+        if self.min >= self.max:
+            raise ValueError("min must be below max")
+        for anchor in self.anchors:
+            if not self.min <= anchor.value <= self.max:
+                raise ValueError(f"anchor {anchor.label!r} at {anchor.value} is outside [min, max]")
+        if self.start is not None and not self.min <= self.start <= self.max:
+            raise ValueError("start must lie within [min, max]")
+        return self
+
+    @property
+    def resting_value(self) -> float:
+        return self.start if self.start is not None else (self.min + self.max) / 2
+
+    def is_empty(self, raw: Any) -> bool:
+        # The page sends {"value": x, "moved": false} for an untouched handle: not an answer.
+        if isinstance(raw, dict) and raw.get("moved") is False:
+            return True
+        return super().is_empty(raw)
+
+    def validate_answer(self, raw: Any, item_data: dict | None) -> float | int:
+        if isinstance(raw, dict):
+            unknown = set(raw) - {"value", "moved"}
+            if unknown:
+                raise AnswerInvalid({self.id: f"Unexpected keys {sorted(unknown)}."})
+            raw = raw.get("value")
+        value = as_number(raw)
+        if value is None:
+            raise AnswerInvalid({self.id: "Move the slider to give a score."})
+        if not self.min <= value <= self.max:
+            raise AnswerInvalid({self.id: f"The score must lie between {self.min:g} and {self.max:g}."})
+        steps = (value - self.min) / self.step
+        if not math.isclose(steps, round(steps), abs_tol=1e-6):
+            raise AnswerInvalid({self.id: f"The score must be a multiple of {self.step:g}."})
+        return int(value) if float(value).is_integer() else value
+
+    def form_value(self, post: Any, prefix: str) -> Any:
+        value = post.get(prefix)
+        if value in (None, ""):
+            return None
+        return {"value": value, "moved": post.get(f"{prefix}__moved") == "1"}

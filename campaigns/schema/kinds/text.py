@@ -1,0 +1,37 @@
+"""`text`: free text with length limits."""
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel
+
+
+class TextQuestion(BaseQuestion):
+    kind: Literal["text"]
+    max_length: int = Field(default=2000, ge=1, le=100_000)
+    min_length: int = Field(default=0, ge=0)
+    multiline: bool = True
+    placeholder: str = ""
+
+    measurement: ClassVar[MeasurementLevel] = "nominal"
+
+    @model_validator(mode="after")
+    def _lengths(self):
+        if self.min_length > self.max_length:
+            raise ValueError("min_length must not exceed max_length")
+        return self
+
+    def is_empty(self, raw: Any) -> bool:
+        return raw is None or (isinstance(raw, str) and not raw.strip())
+
+    def validate_answer(self, raw: Any, item_data: dict | None) -> str:
+        if not isinstance(raw, str):
+            raise AnswerInvalid({self.id: "Expected text."})
+        value = raw.strip()
+        if len(value) > self.max_length:
+            raise AnswerInvalid(
+                {self.id: f"At most {self.max_length} characters, please ({len(value)} given)."}
+            )
+        if len(value) < self.min_length:
+            raise AnswerInvalid({self.id: f"At least {self.min_length} characters, please."})
+        return value

@@ -1,0 +1,1 @@
+"""Selectors: the functions that read state for views, admin, API and analysis."""

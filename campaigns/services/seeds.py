@@ -1,0 +1,47 @@
+"""Load the seed campaigns shipped in fixtures/ (one folder per campaign)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from ..models import Campaign
+from .campaigns import CONFIG_FIELDS, campaign_create
+from .items import items_import
+
+FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
+SEED_SLUGS = (
+    "movie-continuation",
+    "summary-consistency",
+    "story-rating",
+    "comparative-rubric",
+    "translation-acceptability",
+)
+
+
+def seed_campaigns_load(*, owner, directory: Path = FIXTURES_DIR,
+                        slugs: tuple[str, ...] = SEED_SLUGS) -> list[tuple[Campaign, bool]]:
+    """Create each seed campaign with its demo items; existing slugs are left as they are.
+
+    Returns (campaign, created) pairs, so running it twice changes nothing.
+    """
+    loaded = []
+    for slug in slugs:
+        existing = Campaign.objects.filter(slug=slug).first()
+        if existing:
+            loaded.append((existing, False))
+            continue
+        loaded.append((_load_one(owner=owner, folder=directory / slug), True))
+    return loaded
+
+
+@transaction.atomic
+def _load_one(*, owner, folder: Path) -> Campaign:
+    config = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
+    fields = {k: v for k, v in config.items() if k in CONFIG_FIELDS}
+    campaign = campaign_create(owner=owner, slug=config["slug"], **fields)
+    items_file = folder / "items.jsonl"
+    items_import(campaign=campaign, content=items_file.read_bytes(), filename=items_file.name)
+    return campaign

@@ -1,0 +1,59 @@
+"""Shared fixtures: named researchers, campaign factories, and the skip rules for services."""
+import os
+import shutil
+
+import pytest
+from django.conf import settings
+
+from tests.factories import make_campaign
+
+POSTGRES = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+SKIP_REASONS = {
+    "postgres": None if POSTGRES else "needs PostgreSQL: set DATABASE_URL=postgres://...",
+    "broker": None if BROKER and POSTGRES else
+    "needs a broker and PostgreSQL: set CELERY_BROKER_URL=redis://... and DATABASE_URL",
+    "browser": None if CHROMIUM else "needs Chromium: apt-get install chromium",
+}
+
+
+def pytest_report_header(config):
+    lines = [f"database: {settings.DATABASES['default']['ENGINE']}",
+             f"broker: {os.environ.get('CELERY_BROKER_URL') or 'none (eager)'}"]
+    lines += [f"SKIPPING {m} tests: {r}" for m, r in SKIP_REASONS.items() if r]
+    return lines
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for marker, reason in SKIP_REASONS.items():
+            if reason and item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager():
+    """Tasks run in-process in tests, except where a test starts a real worker."""
+    from annotate.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create_user("alice", "alice@example.org", "pw-alice-123")
+
+
+@pytest.fixture
+def other_owner(django_user_model):
+    return django_user_model.objects.create_user("bob", "bob@example.org", "pw-bob-123")
+
+
+@pytest.fixture
+def campaign(owner):
+    return make_campaign(owner=owner)

@@ -1,0 +1,77 @@
+"""Factories for test objects; schemas cover every question kind."""
+import itertools
+
+from campaigns.models import Campaign
+
+_counter = itertools.count(1)
+
+LIKERT_5 = [{"value": v, "label": f"{v}", "description": f"level {v}"} for v in range(1, 6)]
+
+CONTINUATION_SCHEMA = {
+    "display": [
+        {"field": "prompt", "label": "Prompt (read me first!)", "suffix": "..."},
+        {"field": "completion", "label": "System's generation (rate this!)", "prefix": "..."},
+    ],
+    "questions": [
+        {"id": "coherence", "kind": "likert", "text": "Coherent?", "points": LIKERT_5},
+        {"id": "sentiment", "kind": "likert", "text": "Positive?", "points": LIKERT_5},
+        {"id": "feedback", "kind": "text", "text": "Feedback", "required": False,
+         "max_length": 50},
+    ],
+}
+
+SUMMARY_SCHEMA = {
+    "display": [{"field": "story", "label": "Story"},
+                {"field": "summary", "label": "Summary", "format": "lines"}],
+    "questions": [
+        {"id": "lines", "kind": "lines", "text": "Is this line consistent?", "field": "summary",
+         "split": "sentences",
+         "options": [{"value": "consistent", "label": "Consistent"},
+                     {"value": "inconsistent", "label": "Inconsistent"},
+                     {"value": "na", "label": "N/A"}],
+         "followup": {"id": "rewrite", "text": "Provide a rewrite.", "when": ["inconsistent"],
+                      "max_length": 100}},
+        {"id": "summary_consistent", "kind": "choice", "text": "Whole summary?",
+         "options": [{"value": "consistent", "label": "Consistent"},
+                     {"value": "inconsistent", "label": "Inconsistent"}]},
+    ],
+}
+
+RUBRIC_SCHEMA = {
+    "display": [{"field": "answer", "label": "Answer", "format": "pre"}],
+    "questions": [
+        {"id": "rubric", "kind": "rubric", "text": "Score each criterion",
+         "criteria": [
+             {"id": f"C{n}", "text": f"criterion {n}", "min": 0, "max": 2 if n in (9, 10, 11, 12)
+              else 1,
+              "levels": [{"value": v, "description": f"C{n}={v}"}
+                         for v in range(0, (2 if n in (9, 10, 11, 12) else 1) + 1)]}
+             for n in range(1, 16)
+         ]},
+    ],
+}
+
+TRANSLATION_SCHEMA = {
+    "display": [{"field": "source", "label": "Source"}, {"field": "translation", "label": "MT"}],
+    "questions": [
+        {"id": "acceptability", "kind": "slider", "text": "How acceptable?", "min": 0, "max": 100,
+         "anchors": [{"value": 0, "label": "Nonsense"}, {"value": 100, "label": "Perfect"}]},
+        {"id": "source_issues", "kind": "flags", "text": "Source problems",
+         "options": [{"value": "typos", "label": "Typos"},
+                     {"value": "nonsense", "label": "Makes no sense"}], "other": True},
+    ],
+}
+
+
+def make_campaign(*, owner, schema=None, slug=None, **fields) -> Campaign:
+    n = next(_counter)
+    defaults = {
+        "name": f"Campaign {n}",
+        "status": Campaign.Status.LIVE,
+        "annotations_per_item": 3,
+        "items_per_assignment": 1,
+    }
+    defaults.update(fields)
+    return Campaign.objects.create(
+        owner=owner, slug=slug or f"campaign-{n}", schema=schema or CONTINUATION_SCHEMA, **defaults
+    )
