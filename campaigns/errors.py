@@ -1,0 +1,39 @@
+"""The one application error type: services raise it, views/API/admin render it."""
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """A rule of the domain was broken; `code` is stable, `message` is for people.
+
+    `status` is the HTTP status an API or page should answer with; `extra` carries details
+    (row-numbered import errors, schema paths, ...).
+    """
+
+    code = "error"
+    status = 400
+
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None,
+                 extra: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        if status:
+            self.status = status
+        self.extra = extra or {}
+
+
+class NotLive(ServiceError):
+    code, status = "campaign_not_live", 409
+
+
+class NoWorkAvailable(ServiceError):
+    code, status = "no_work_available", 409
+
+
+class WorkerLimitReached(ServiceError):
+    code, status = "worker_limit_reached", 409
+
+
+class Conflict(ServiceError):
+    code, status = "conflict", 409
