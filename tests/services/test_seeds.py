@@ -1,0 +1,75 @@
+"""The five seed campaigns load with one command, faithful to their seed texts."""
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from campaigns.models import Campaign
+from campaigns.schema import parse_questions, parse_schema
+from campaigns.services.seeds import SEED_SLUGS, seed_campaigns_load
+
+pytestmark = pytest.mark.django_db
+SEEDS = Path(settings.BASE_DIR).parent / "shared" / "seeds"
+
+
+@pytest.fixture
+def seeded(owner):
+    return {c.slug: c for c, _ in seed_campaigns_load(owner=owner)}
+
+
+def test_all_five_slugs_load_with_at_least_24_regular_items_each(seeded):
+    assert sorted(seeded) == sorted(SEED_SLUGS)
+    for campaign in seeded.values():
+        assert campaign.items.filter(control="").count() >= 24, campaign.slug
+        assert campaign.source.strip(), f"{campaign.slug} does not note its data source"
+        parse_schema(campaign.schema)
+        parse_questions(campaign.intake_questions)
+
+
+def test_loading_twice_changes_nothing(owner, seeded):
+    before = {slug: c.items.count() for slug, c in seeded.items()}
+    again = seed_campaigns_load(owner=owner)
+    assert all(not created for _, created in again)
+    assert {c.slug: c.items.count() for c, _ in again} == before
+
+
+def test_the_load_command_needs_an_existing_owner(owner, capsys):
+    call_command("load_seed_campaigns", owner="alice")
+    assert Campaign.objects.count() == 5
+
+
+def test_story_rating_has_12_items_per_assignment_and_the_personal_details_intake(seeded):
+    campaign = seeded["story-rating"]
+    assert campaign.items_per_assignment == 12
+    intake = {q.id for q in parse_questions(campaign.intake_questions)}
+    assert {"age", "sex", "handedness", "language_region"} <= intake
+    assert not intake & {"name", "email", "e-mail"}
+
+
+def test_the_rubric_has_15_criteria_worth_19_points_with_every_level_described(seeded):
+    rubric = parse_schema(seeded["comparative-rubric"].schema).question("rubric")
+    assert [c.id for c in rubric.criteria] == [f"C{n}" for n in range(1, 16)]
+    assert rubric.max_total == 19
+    assert all(len(c.levels) == c.max - c.min + 1 for c in rubric.criteria)
+
+
+def test_the_translation_slider_runs_0_to_100_with_four_described_anchors(seeded):
+    schema = parse_schema(seeded["translation-acceptability"].schema)
+    slider = schema.question("acceptability")
+    assert (slider.min, slider.max, len(slider.anchors)) == (0, 100, 4)
+    assert all(a.description for a in slider.anchors)
+    assert schema.question("source_issues").kind == "flags"
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed texts not found at {SEEDS}")
+def test_scale_descriptions_are_transcribed_verbatim_from_the_seeds(seeded):
+    seed_000 = next(SEEDS.glob("000_*.txt")).read_text()
+    coherence = parse_schema(seeded["movie-continuation"].schema).question("coherence")
+    for point in coherence.points:
+        assert point.description in seed_000, point.description
+    seed_003 = next(SEEDS.glob("003_*.txt")).read_text()
+    rubric = parse_schema(seeded["comparative-rubric"].schema).question("rubric")
+    for criterion in rubric.criteria:
+        for level in criterion.levels:
+            assert level.description in seed_003, (criterion.id, level.description)
