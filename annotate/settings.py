@@ -43,13 +43,19 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before sessions: a script hammering the worker endpoints is turned away before any query.
+    "campaigns.ratelimit.RateLimitMiddleware",
+    "campaigns.limits.RequestSizeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, so its process_exception sees view errors first: a database outage answers 503.
+    "campaigns.outage.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "annotate.urls"
@@ -78,6 +84,22 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; a busy timeout keeps the demo server from failing under clicks.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("timeout", 20)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Cache (rate-limit counters): Redis when CACHE_URL or REDIS_URL is set, else per-process memory.
+# Short socket timeouts: when Redis is down the rate limiter fails open instead of hanging.
+_CACHE_URL = env.str("CACHE_URL", default="") or env.str("REDIS_URL", default="")
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _CACHE_URL,
+            "KEY_PREFIX": "annotate",
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+        if _CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "annotate"}
+    ),
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -165,6 +187,31 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+# HSTS preload is a one-way commitment for the whole domain (and its subdomains) that only the
+# operator can make: opt in with SECURE_HSTS_PRELOAD=true. Until then W021 is expected.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# Content-Security-Policy (django-csp): same-origin everything, no inline scripts anywhere.
+# form-action is left open on purpose: MTurk's externalSubmit form posts to MTurk.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+    },
+}
+
+# Rate limits on the worker pages (/c/, /a/), fixed windows in the cache. A real worker submits
+# at most one item every few seconds (a few requests each); a script hammering a page does not.
+RATELIMIT_ENABLED = env.bool("RATELIMIT_ENABLED", default=True)
+RATELIMIT_WINDOW_SECONDS = env.int("RATELIMIT_WINDOW_SECONDS", default=60)
+RATELIMIT_PER_TOKEN = env.int("RATELIMIT_PER_TOKEN", default=120)
+RATELIMIT_PER_ADDRESS = env.int("RATELIMIT_PER_ADDRESS", default=600)
+# Number of reverse proxies in front of gunicorn whose X-Forwarded-For entries to trust (0: none).
+RATELIMIT_TRUSTED_PROXIES = env.int("RATELIMIT_TRUSTED_PROXIES", default=0)
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)

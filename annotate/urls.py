@@ -9,3 +9,6 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("", include("campaigns.urls")),
 ]
+
+# A database outage anywhere in the request answers 503 "please retry", not 500.
+handler500 = "campaigns.outage.server_error"

@@ -1,0 +1,28 @@
+"""A lost database connection answers 503 "please retry" (page or JSON), never a 500 trace."""
+import pytest
+
+pytestmark = [pytest.mark.urls("tests.deploy.urls_outage")]
+
+
+@pytest.fixture
+def client(client):
+    client.raise_request_exception = False
+    return client
+
+
+def test_a_lost_connection_during_a_submit_answers_a_retry_page(client):
+    response = client.post("/a/tok/1/", {"answer": "1"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert b"Please try again in a moment" in response.content
+    assert b"Traceback" not in response.content
+
+
+def test_a_json_client_gets_a_json_retry_error(client):
+    response = client.post("/closed/", {}, HTTP_ACCEPT="application/json")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "unavailable"
+
+
+def test_other_errors_are_still_500s(client):
+    assert client.get("/bug/").status_code == 500
