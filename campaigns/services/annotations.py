@@ -1,0 +1,132 @@
+"""Saving a worker's answers for one item of an assignment, and scoring control items."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..errors import Conflict, ServiceError
+from ..models import Annotation, Assignment, AssignmentItem, Item
+from ..schema import TaskSchema, parse_schema_cached, validate_answers
+from .assignments import lock_row
+
+__all__ = ["annotation_submit", "control_passed"]
+
+
+def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
+                      seconds_spent: float | None = None) -> Annotation:
+    """Save the answers for the item at `position` (1-based); a repeat updates, never duplicates.
+
+    Raises AnswerInvalid (nothing stored) when the answers break the schema, ServiceError 404
+    for a position outside the assignment, and Conflict (409) once the assignment is
+    submitted, returned or past its deadline. The item's `annotations_done` grows only on
+    the first save; attention-check and gold items get `control_passed`.
+    """
+    slot = (AssignmentItem.objects.filter(assignment_id=assignment.pk, position=position)
+            .select_related("item").first())
+    if slot is None:
+        raise ServiceError(f"This assignment has no item {position}.", code="not_found",
+                           status=404)
+    item = slot.item
+    schema = parse_schema_cached(assignment.campaign.schema)
+    cleaned = validate_answers(schema, answers, item.data)
+    seconds_spent = _clean_seconds(seconds_spent)
+    passed = control_passed(schema, item, cleaned) if item.control else None
+    with transaction.atomic():
+        # Lock the assignment: an expiry or return must not free this item's slot while the
+        # answer is being saved (annotations_done would pass slots_taken), and two saves of
+        # the same item (double click, retry) are serialised into one insert and one update.
+        row = lock_row(Assignment, assignment.pk)
+        _check_open(row)
+        annotation, created = _upsert(assignment, item, cleaned, seconds_spent, passed)
+        if created and not item.control:
+            # Control items hold no slot, so their counter stays 0 (the check constraint).
+            Item.objects.filter(pk=item.pk).update(annotations_done=F("annotations_done") + 1)
+    return annotation
+
+
+def _clean_seconds(value: Any) -> float | None:
+    """A usable duration or None: the client's timer is a hint, never a reason to fail."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _check_open(row: dict | None) -> None:
+    if row is None:
+        raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
+    status = row["status"]
+    if status == Assignment.Status.SUBMITTED:
+        raise Conflict("This assignment was already submitted; its answers can no longer change.")
+    if status == Assignment.Status.RETURNED:
+        raise Conflict("This assignment was returned; its answers can no longer change.")
+    if status == Assignment.Status.EXPIRED or row["deadline"] <= timezone.now():
+        raise Conflict("The time for this assignment has run out; answers can no longer be "
+                       "saved. Please start again from the study link.", code="expired")
+
+
+def _upsert(assignment: Assignment, item: Item, answers: dict, seconds_spent: float | None,
+            passed: bool | None) -> tuple[Annotation, bool]:
+    values = {"answers": answers, "seconds_spent": seconds_spent, "control_passed": passed}
+    annotation = Annotation.objects.filter(assignment_id=assignment.pk, item_id=item.pk).first()
+    if annotation is None:
+        try:
+            # The savepoint lets a lost insert race (possible only without row locks, i.e.
+            # SQLite) fall back to an update instead of failing the request.
+            with transaction.atomic():
+                annotation = Annotation.objects.create(
+                    campaign_id=assignment.campaign_id, assignment_id=assignment.pk,
+                    item=item, worker_id=assignment.worker_id, **values)
+            return annotation, True
+        except IntegrityError:
+            annotation = Annotation.objects.get(assignment_id=assignment.pk, item_id=item.pk)
+    for name, value in values.items():
+        setattr(annotation, name, value)
+    annotation.save(update_fields=[*values, "updated_at"])
+    return annotation, False
+
+
+# --- control items ---------------------------------------------------------------------------
+
+def control_passed(schema: TaskSchema, item: Item, answers: dict) -> bool | None:
+    """Whether cleaned answers match an attention-check or gold item's expected answers.
+
+    Every atomic part named in `item.gold` must match: numbers within `item.gold_tolerance`
+    (exact without one), text ignoring case and surrounding spaces. None when the item has
+    no expected answers.
+    """
+    if not item.gold:
+        return None
+    tolerance = item.gold_tolerance or 0.0
+    for question_id, expected in item.gold.items():
+        try:
+            question = schema.question(question_id)
+        except KeyError:
+            continue  # a question removed from the schema after import checks nothing
+        given = answers.get(question_id)
+        if given is None:
+            return False
+        got = dict(question.atoms(given))
+        for part, value in question.atoms(expected):
+            if value in (None, "") and part:
+                continue  # parts the gold answer leaves open (e.g. no rewrite expected)
+            if not _same(value, got.get(part), tolerance):
+                return False
+    return True
+
+
+def _same(expected: Any, given: Any, tolerance: float) -> bool:
+    if _is_number(expected) and _is_number(given):
+        return abs(float(expected) - float(given)) <= tolerance + 1e-9
+    if isinstance(expected, str) and isinstance(given, str):
+        return expected.strip().casefold() == given.strip().casefold()
+    return expected == given
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

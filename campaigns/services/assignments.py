@@ -1,0 +1,389 @@
+"""Handing out work: workers, claiming, submitting, returning and expiring assignments.
+
+The rules (DESIGN §7) hold under many concurrent workers on PostgreSQL:
+
+- an item is handed out until `slots_wanted` (the campaign's k) slots are taken; an active
+  or submitted assignment holds one slot per regular item (`Item.slots_taken`), and the
+  database checks 0 <= annotations_done <= slots_taken <= slots_wanted;
+- the least-filled open items go first, found through the partial index `item_open_by_fill`
+  so handing out work never scans or locks all open items;
+- a worker never gets an item twice and never more than `max_assignments_per_worker`;
+- attention checks and gold items are mixed in at random positions and hold no slot.
+
+On SQLite (the embedded demo) there are no row locks: the work runs in a transaction that
+takes the database write lock first, and SQLite serialises writers.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import Exists, F, OuterRef, QuerySet
+from django.utils import timezone
+
+from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
+from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from ..schema import SchemaInvalid, parse_questions, validate_answers
+
+__all__ = [
+    "PLATFORM_ID_FIELDS",
+    "assignment_claim",
+    "assignment_is_open",
+    "assignment_return",
+    "assignment_submit",
+    "assignments_expire",
+    "worker_get_or_create",
+    "worker_record_consent",
+    "worker_record_intake",
+]
+
+# Keys of `platform_ids` accepted by assignment_claim (Assignment fields of the same name).
+PLATFORM_ID_FIELDS = ("study_id", "session_id", "mturk_assignment_id", "mturk_hit_id",
+                      "turk_submit_to")
+EXPIRE_BATCH = 500
+NOT_LIVE_MESSAGES = {
+    "draft": "This study has not started yet; please come back later.",
+    "paused": "This study is paused right now; please come back later.",
+    "closed": "This study is closed and hands out no more work. Thank you!",
+}
+OPEN = Assignment.Status.ACTIVE
+
+
+# --- locking helpers -------------------------------------------------------------------------
+
+def for_update(qs: QuerySet, *, skip_locked: bool = False) -> QuerySet:
+    """`SELECT ... FOR NO KEY UPDATE [SKIP LOCKED]` where supported (PostgreSQL), else `qs`.
+
+    NO KEY UPDATE (not plain FOR UPDATE) so that inserting rows that reference the locked
+    row (annotations of a worker, items of an assignment) does not wait for the lock.
+    """
+    features = connection.features
+    if not features.has_select_for_update:
+        return qs
+    return qs.select_for_update(
+        skip_locked=skip_locked and features.has_select_for_update_skip_locked,
+        no_key=connection.vendor == "postgresql",
+    )
+
+
+def lock_row(model, pk: int) -> dict | None:
+    """Lock one row for the rest of the transaction; return its current values (or None).
+
+    On SQLite, which has no row locks, a no-op UPDATE takes the database write lock now, so
+    a concurrent writer waits for us (busy timeout) instead of failing on a lock upgrade.
+    """
+    if not connection.features.has_select_for_update:
+        model.objects.filter(pk=pk).update(id=F("id"))
+    return for_update(model.objects.filter(pk=pk)).values().first()
+
+
+# --- workers ---------------------------------------------------------------------------------
+
+def worker_get_or_create(*, campaign: Campaign, platform: str, platform_id: str) -> Worker:
+    """The campaign's worker with this platform id, created on first sight.
+
+    `platform` is one of Worker.Platform (prolific, mturk, link, account, llm). A concurrent
+    first visit is safe: the unique constraint decides and get_or_create re-reads the winner.
+    """
+    if platform not in Worker.Platform.values:
+        raise ServiceError(f"Unknown platform {platform!r}.", code="unknown_platform")
+    platform_id = (platform_id or "").strip()
+    if not platform_id:
+        raise ServiceError("A worker id is required.", code="missing_worker_id")
+    if len(platform_id) > 200:
+        raise ServiceError("The worker id is too long (200 characters at most).",
+                           code="worker_id_too_long")
+    worker, _ = Worker.objects.get_or_create(
+        campaign=campaign, platform=platform, platform_id=platform_id
+    )
+    return worker
+
+
+def worker_record_intake(*, worker: Worker, answers: dict) -> Worker:
+    """Validate and store the worker's answers to the campaign's intake questions.
+
+    Raises AnswerInvalid (with a message per question) and stores nothing when they break
+    the questions; answering again replaces the earlier answers.
+    """
+    try:
+        questions = parse_questions(worker.campaign.intake_questions or [])
+    except SchemaInvalid as exc:
+        raise ServiceError(f"The campaign's intake questions are invalid: {exc}",
+                           code="intake_invalid", status=500) from None
+    worker.intake = validate_answers(questions, answers)
+    worker.save(update_fields=["intake"])
+    return worker
+
+
+def worker_record_consent(*, worker: Worker) -> Worker:
+    """Record that the worker agreed to the consent text (the first agreement counts)."""
+    if worker.consented_at is None:
+        worker.consented_at = timezone.now()
+        Worker.objects.filter(pk=worker.pk, consented_at__isnull=True).update(
+            consented_at=worker.consented_at
+        )
+    return worker
+
+
+# --- claiming --------------------------------------------------------------------------------
+
+def _open_assignment(worker: Worker, now: datetime) -> Assignment | None:
+    return (Assignment.objects.filter(worker=worker, status=OPEN, deadline__gt=now)
+            .order_by("-id").first())
+
+
+def assignment_claim(*, campaign: Campaign, worker: Worker,
+                     platform_ids: dict | None = None) -> Assignment:
+    """The worker's open assignment if there is one, else a newly handed-out assignment.
+
+    Raises NotLive (campaign not live), WorkerLimitReached (max_assignments_per_worker
+    reached) or NoWorkAvailable (no item left that this worker has not seen). An assignment
+    has at least one and at most `items_per_assignment` regular items, plus the campaign's
+    attention checks and gold items at random positions. `platform_ids` (keys in
+    PLATFORM_ID_FIELDS) are stored on a new assignment.
+    """
+    if worker.campaign_id != campaign.pk:
+        raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
+    if not campaign.is_live:
+        raise NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status), NOT_LIVE_MESSAGES["closed"]))
+    now = timezone.now()
+    # Fast path, no lock: a returning worker resumes where they were.
+    current = _open_assignment(worker, now)
+    if current is not None:
+        return current
+    assignments_expire(now=now, campaign=campaign)  # lazily give back overdue slots first
+    with transaction.atomic():
+        # Lock the worker: two claims by one worker (double click, two tabs) would otherwise
+        # both see no open assignment, both pass the limit check, and could get the same item.
+        lock_row(Worker, worker.pk)
+        current = _open_assignment(worker, now)
+        if current is not None:
+            return current
+        _check_worker_limit(campaign, worker)
+        regular = _take_regular_items(campaign, worker)
+        controls = _pick_control_items(campaign, worker)
+        return _create_assignment(campaign, worker, regular, controls, now, platform_ids or {})
+
+
+def _check_worker_limit(campaign: Campaign, worker: Worker) -> None:
+    limit = campaign.max_assignments_per_worker
+    if limit is None:
+        return
+    used = Assignment.objects.filter(
+        worker=worker, status__in=[OPEN, Assignment.Status.SUBMITTED]
+    ).count()
+    if used >= limit:
+        raise WorkerLimitReached(
+            f"You have done the most assignments this campaign allows ({limit}). Thank you!"
+        )
+
+
+def _unseen_by(worker: Worker) -> Exists:
+    """True for items in none of this worker's assignments (any status).
+
+    Correlated on AssignmentItem.item (indexed), joined to the worker's assignments: a few
+    index probes per candidate item, never a scan of the worker's history per row.
+    """
+    return ~Exists(AssignmentItem.objects.filter(item=OuterRef("pk"),
+                                                 assignment__worker=worker))
+
+
+def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
+    """Take a slot on up to `items_per_assignment` least-filled items the worker has not seen.
+
+    The WHERE clause matches the partial index item_open_by_fill (control='' AND
+    slots_taken < slots_wanted), ordered by its columns, so PostgreSQL walks the index from
+    the least-filled end and stops after n rows: cost independent of the campaign's size.
+    """
+    n = campaign.items_per_assignment
+    candidates = (
+        Item.objects.filter(campaign=campaign, control="", slots_taken__lt=F("slots_wanted"))
+        .filter(_unseen_by(worker))
+        .order_by("slots_taken", "id")
+    )
+    # FOR UPDATE SKIP LOCKED: concurrent claims each lock different rows instead of queueing
+    # behind one another on the same least-filled items (Turkle's bottleneck). A locked row
+    # is re-checked against the WHERE clause after the lock, so exactly n rows suffice.
+    ids = list(for_update(candidates, skip_locked=True).values_list("id", flat=True)[:n])
+    if not ids:
+        raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
+    # Conditional increment: the database refuses to go past k even if a lock was missed
+    # (SQLite, or a future code path); the row count tells us whether every slot was taken.
+    taken = Item.objects.filter(pk__in=ids, slots_taken__lt=F("slots_wanted")).update(
+        slots_taken=F("slots_taken") + 1
+    )
+    if taken != len(ids):
+        raise Conflict("The work changed while it was handed out; please try again.")
+    return ids
+
+
+def _pick_control_items(campaign: Campaign, worker: Worker) -> list[int]:
+    """Attention checks and gold items for a new assignment, unseen ones first.
+
+    Control items hold no slots (slots_wanted=0), so they are read, never locked or updated.
+    A worker sees a control item again only when the campaign has too few of them.
+    """
+    wanted = {Item.Control.ATTENTION: campaign.attention_checks_per_assignment,
+              Item.Control.GOLD: campaign.gold_items_per_assignment}
+    if not any(wanted.values()):
+        return []
+    rows = list(
+        Item.objects.filter(campaign=campaign, control__in=[k for k, v in wanted.items() if v])
+        .annotate(unseen=_unseen_by(worker))
+        .values_list("id", "control", "unseen")
+    )
+    random.shuffle(rows)
+    rows.sort(key=lambda row: not row[2])  # stable: unseen first, random within each group
+    chosen: list[int] = []
+    for kind, count in wanted.items():
+        chosen += [pk for pk, control, _ in rows if control == kind][:count]
+    return chosen
+
+
+def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
+                       controls: list[int], now: datetime, platform_ids: dict) -> Assignment:
+    unknown = set(platform_ids) - set(PLATFORM_ID_FIELDS)
+    if unknown:
+        raise ServiceError(f"Unknown platform ids: {', '.join(sorted(unknown))}.",
+                           code="unknown_platform_ids")
+    assignment = Assignment.objects.create(
+        campaign=campaign,
+        worker=worker,
+        deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
+        **{key: str(value or "")[:Assignment._meta.get_field(key).max_length]
+           for key, value in platform_ids.items()},
+    )
+    order = list(regular)
+    for pk in controls:  # each control item at a random position among the regular ones
+        order.insert(random.randint(0, len(order)), pk)
+    AssignmentItem.objects.bulk_create(
+        AssignmentItem(assignment=assignment, item_id=pk, position=i)
+        for i, pk in enumerate(order, start=1)
+    )
+    return assignment
+
+
+# --- submitting, returning, expiring ---------------------------------------------------------
+
+def assignment_submit(*, assignment: Assignment) -> Assignment:
+    """Mark the assignment submitted and give it its completion code; idempotent.
+
+    Every item must have an annotation (Conflict naming the unanswered positions otherwise).
+    A fully answered assignment that passed its deadline can still be submitted: all its
+    items kept their slots, and the worker did the work.
+    """
+    from .completion import completion_code_for
+
+    with transaction.atomic():
+        # Lock the assignment: a concurrent expiry, return or answer must not interleave
+        # between the "all answered" check and the status change.
+        row = lock_row(Assignment, assignment.pk)
+        if row is None:
+            raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
+        if row["status"] == Assignment.Status.SUBMITTED:
+            _refresh(assignment, row)
+            return assignment
+        if row["status"] == Assignment.Status.RETURNED:
+            raise Conflict("This assignment was returned; it can no longer be submitted.")
+        missing = _unanswered_positions(assignment)
+        if missing:
+            if row["status"] == Assignment.Status.EXPIRED:
+                raise Conflict("This assignment expired before every item was answered.")
+            raise Conflict(
+                "Please answer every item before submitting; still open: "
+                + ", ".join(str(p) for p in missing) + ".",
+                extra={"positions": missing},
+            )
+        assignment.status = Assignment.Status.SUBMITTED
+        assignment.submitted_at = timezone.now()
+        assignment.completion_code = completion_code_for(assignment)
+        assignment.save(update_fields=["status", "submitted_at", "completion_code"])
+    return assignment
+
+
+def _refresh(assignment: Assignment, row: dict) -> None:
+    for field in ("status", "deadline", "submitted_at", "completion_code"):
+        setattr(assignment, field, row[field])
+
+
+def _unanswered_positions(assignment: Assignment) -> list[int]:
+    answered = Annotation.objects.filter(assignment=assignment, item=OuterRef("item"))
+    return list(
+        AssignmentItem.objects.filter(assignment=assignment)
+        .exclude(Exists(answered))
+        .order_by("position")
+        .values_list("position", flat=True)
+    )
+
+
+def assignment_return(*, assignment: Assignment) -> Assignment:
+    """The worker gives the work back: unanswered items free their slots (status returned).
+
+    Answers already given are kept. Returning twice is harmless; a submitted assignment
+    cannot be returned (Conflict).
+    """
+    with transaction.atomic():
+        row = lock_row(Assignment, assignment.pk)  # against a concurrent submit or expiry
+        if row is None:
+            raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
+        if row["status"] == Assignment.Status.SUBMITTED:
+            raise Conflict("This assignment was already submitted; it cannot be returned.")
+        if row["status"] == OPEN:
+            _release([assignment.pk], Assignment.Status.RETURNED)
+            row["status"] = Assignment.Status.RETURNED
+        _refresh(assignment, row)
+    return assignment
+
+
+def assignments_expire(*, now: datetime | None = None, campaign: Campaign | None = None) -> int:
+    """Expire active assignments past their deadline; return how many were expired.
+
+    Their unanswered items give their slot back (holds_slot=False, slots_taken - 1) and can
+    be handed out again; answered items keep their slot and their annotation.
+    """
+    now = now or timezone.now()
+    overdue = Assignment.objects.filter(status=OPEN, deadline__lte=now)
+    if campaign is not None:
+        overdue = overdue.filter(campaign=campaign)
+    total = 0
+    while True:
+        with transaction.atomic():
+            # SKIP LOCKED: a concurrent expiry (task and lazy claim-time call) takes other
+            # rows; an assignment locked by an answer being saved is expired on a later run.
+            ids = list(for_update(overdue.order_by("id"), skip_locked=True)
+                       .values_list("id", flat=True)[:EXPIRE_BATCH])
+            if ids:
+                _release(ids, Assignment.Status.EXPIRED)
+        total += len(ids)
+        if len(ids) < EXPIRE_BATCH:
+            return total
+
+
+def _release(assignment_ids: list[int], status: str) -> None:
+    """Close locked active assignments and give back the slots of their unanswered items."""
+    Assignment.objects.filter(pk__in=assignment_ids, status=OPEN).update(status=status)
+    answered = Annotation.objects.filter(assignment=OuterRef("assignment"), item=OuterRef("item"))
+    freed = list(
+        AssignmentItem.objects.filter(assignment__in=assignment_ids, holds_slot=True)
+        .exclude(Exists(answered))
+        .values_list("id", "item_id", "item__control")
+    )
+    if not freed:
+        return
+    AssignmentItem.objects.filter(pk__in=[pk for pk, _, _ in freed]).update(holds_slot=False)
+    per_item = Counter(item_id for _, item_id, control in freed if not control)
+    by_count: dict[int, list[int]] = {}
+    for item_id, count in per_item.items():
+        by_count.setdefault(count, []).append(item_id)
+    # Lock the items in id order first: two releases (the periodic task and a claim-time
+    # call) sharing items then wait for each other instead of deadlocking.
+    list(for_update(Item.objects.filter(pk__in=per_item).order_by("pk")).values_list("pk"))
+    for count, item_ids in sorted(by_count.items()):
+        Item.objects.filter(pk__in=item_ids).update(slots_taken=F("slots_taken") - count)
+
+
+def assignment_is_open(assignment: Assignment, now: datetime | None = None) -> bool:
+    """Whether answers can still be given or changed (active and before the deadline)."""
+    return assignment.status == OPEN and assignment.deadline > (now or timezone.now())
