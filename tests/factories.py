@@ -75,3 +75,18 @@ def make_campaign(*, owner, schema=None, slug=None, **fields) -> Campaign:
     return Campaign.objects.create(
         owner=owner, slug=slug or f"campaign-{n}", schema=schema or CONTINUATION_SCHEMA, **defaults
     )
+
+
+def make_items(campaign: Campaign, n: int, *, control: str = "", gold: dict | None = None,
+               gold_tolerance: float | None = None, prefix: str = "") -> list:
+    """n items for `campaign` (continuation-style data); control items get slots_wanted=0."""
+    from campaigns.models import Item
+
+    prefix = prefix or (control or "item")
+    return Item.objects.bulk_create(
+        Item(campaign=campaign, external_id=f"{prefix}-{i}", control=control, gold=gold,
+             gold_tolerance=gold_tolerance,
+             data={"prompt": f"Prompt {i}", "completion": f"Completion {i}"},
+             slots_wanted=0 if control else campaign.annotations_per_item)
+        for i in range(n)
+    )
