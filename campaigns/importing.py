@@ -60,6 +60,7 @@ class ParsedItem:
 
 @dataclass
 class _Collector:
+    required_fields: tuple[str, ...] = ()
     errors: list[RowError] = field(default_factory=list)
 
     def add(self, row: int | None, fld: str, message: str, line: int | None = None) -> None:
@@ -89,6 +90,9 @@ def decode(content: bytes) -> str:
         ) from None
     if not text.strip():
         raise ImportRejected([RowError(None, "", "the file is empty")])
+    if "\x00" in text:  # PostgreSQL cannot store NUL characters in text or JSON
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise ImportRejected([RowError(None, "", f"a NUL character on line {line}")])
     return text
 
 
@@ -211,7 +215,7 @@ def check_record(
 
 
 def _check_fields(data: dict, row: int, line: int | None, schema: TaskSchema, out: _Collector):
-    for name in schema.item_fields:
+    for name in out.required_fields:
         value = data.get(name)
         if value is None or (isinstance(value, str) and not value.strip()):
             out.add(row, name, "missing or empty (the task shows this field)", line)
@@ -255,7 +259,7 @@ def parse_items(content: bytes, fmt: str, schema: TaskSchema) -> list[ParsedItem
     if fmt not in FORMATS:
         raise ImportRejected([RowError(None, "", f"unknown format {fmt!r}; use one of {FORMATS}")])
     text = decode(content)
-    out = _Collector()
+    out = _Collector(required_fields=tuple(schema.item_fields))
     items: list[ParsedItem] = []
     first_row: dict[str, int] = {}
     for row, line, record in read_records(text, fmt):

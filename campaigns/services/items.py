@@ -1,9 +1,12 @@
 """Item import: one all-or-nothing service behind the command, the admin form and the API."""
 from __future__ import annotations
 
+import io
+import json
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from ..importing import ImportRejected, ParsedItem, RowError, detect_format, parse_items
 from ..models import Campaign, Item
@@ -35,8 +38,11 @@ def items_import(
     with transaction.atomic():
         _reject_existing_ids(campaign, parsed)
         try:
-            _bulk_insert(campaign, parsed)
-        except IntegrityError as exc:  # a concurrent import took an id after our check
+            if connection.vendor == "postgresql":
+                _copy_insert(campaign, parsed)
+            else:
+                _bulk_insert(campaign, parsed)
+        except _integrity_errors() as exc:  # a concurrent import took an id after our check
             raise ImportRejected([RowError(None, "id", f"an id already exists: {exc}")]) from None
     control = sum(1 for p in parsed if p.control)
     return ImportResult(created=len(parsed), control_items=control)
@@ -77,3 +83,39 @@ def _bulk_insert(campaign: Campaign, parsed: list[ParsedItem]) -> None:
                 for p in parsed[start : start + BATCH_SIZE]
             ]
         )
+
+
+def _integrity_errors() -> tuple[type[Exception], ...]:
+    # COPY goes straight to psycopg2, whose errors Django does not wrap.
+    if connection.vendor == "postgresql":
+        import psycopg2
+
+        return (IntegrityError, psycopg2.IntegrityError)
+    return (IntegrityError,)
+
+
+def _copy_field(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace(
+        "\r", "\\r"
+    )
+
+
+def _copy_insert(campaign: Campaign, parsed: list[ParsedItem]) -> None:
+    """PostgreSQL's COPY: the same rows as _bulk_insert, several times faster for big files."""
+    k = campaign.annotations_per_item
+    now = timezone.now().isoformat()
+    columns = ("campaign_id, external_id, system, data, control, gold, gold_tolerance, "
+               "slots_wanted, slots_taken, annotations_done, created_at")
+    with connection.cursor() as cursor:
+        for start in range(0, len(parsed), 10 * BATCH_SIZE):
+            buf = io.StringIO()
+            for p in parsed[start : start + 10 * BATCH_SIZE]:
+                gold = "\\N" if p.gold is None else _copy_field(json.dumps(p.gold))
+                tolerance = "\\N" if p.gold_tolerance is None else repr(p.gold_tolerance)
+                buf.write(
+                    f"{campaign.pk}\t{_copy_field(p.external_id)}\t{_copy_field(p.system)}\t"
+                    f"{_copy_field(json.dumps(p.data))}\t{p.control}\t{gold}\t{tolerance}\t"
+                    f"{0 if p.control else k}\t0\t0\t{now}\n"
+                )
+            buf.seek(0)
+            cursor.copy_expert(f"COPY campaigns_item ({columns}) FROM STDIN", buf)

@@ -142,3 +142,17 @@ def test_it_reports_every_bad_row_of_a_large_file_but_lists_at_most_a_hundred(ca
 def test_an_unknown_extension_is_rejected_before_reading(campaign):
     assert rejected(campaign, "x", "items.xlsx") == [
         "file: unknown file type 'xlsx'; use .csv, .tsv, .json or .jsonl"]
+
+
+def test_it_rejects_a_nul_character_that_the_database_could_not_store(campaign):
+    assert rejected(campaign, 'id,prompt,completion\n1,p,c\n2,"a\x00b",c\n', "a.csv") == [
+        "file: a NUL character on line 3"]
+
+
+def test_tabs_backslashes_and_unicode_survive_the_bulk_path(campaign):
+    tricky = 'tab\there \\N back\\slash\r\nnew line "quoted" é 漢字 \U0001f600'
+    rows = [{"id": f"t\t{n}", "prompt": tricky, "completion": "c", "system": "s\\1"}
+            for n in range(3)]
+    items_import(campaign=campaign, content=json.dumps(rows).encode(), filename="a.json")
+    item = Item.objects.get(external_id="t\t1")
+    assert item.data["prompt"] == tricky and item.system == "s\\1" and item.gold is None
