@@ -320,3 +320,36 @@ class ExportJob(models.Model):
 
     def __str__(self) -> str:
         return f"export {self.pk} {self.format} ({self.status})"
+
+
+class DeletionRecord(models.Model):
+    """That a worker's data was deleted on request: when, by whom, what (never the raw id)."""
+
+    campaign = models.ForeignKey(
+        Campaign, null=True, on_delete=models.SET_NULL, related_name="deletion_records"
+    )
+    campaign_slug = models.CharField(max_length=80)
+    worker = models.ForeignKey(
+        Worker, null=True, on_delete=models.SET_NULL, related_name="deletion_records"
+    )
+    platform = models.CharField(max_length=10)
+    pseudonym = models.CharField(
+        max_length=40, help_text="The worker's pseudonym in exports made before the deletion."
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="deletion_records",
+    )
+    requested_via = models.CharField(max_length=20, help_text="service, command, admin or api.")
+    reason = models.TextField(blank=True)
+    annotations_deleted = models.PositiveIntegerField(default=0)
+    assignments_deleted = models.PositiveIntegerField(default=0)
+    intake_cleared = models.BooleanField(default=False)
+    export_files_deleted = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"deletion of {self.pseudonym} in {self.campaign_slug}"
