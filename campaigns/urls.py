@@ -1,4 +1,6 @@
 """Worker-facing routes (no account needed)."""
+import os
+
 from django.urls import path
 
 from . import views
@@ -7,4 +9,12 @@ app_name = "campaigns"
 
 urlpatterns = [
     path("c/<slug:slug>/", views.campaign_entry, name="entry"),
+    path("a/<str:token>/<int:position>/", views.item_page, name="item"),
+    path("a/<str:token>/finish/", views.finish_page, name="finish"),
+    path("a/<str:token>/done/", views.done_page, name="done"),
 ]
+
+if os.environ.get("BENCH_VIEWS") == "1":  # bench/crowd.py's ceiling view; not mounted otherwise
+    from .views.bench import bench_insert
+
+    urlpatterns.append(path("bench/insert/", bench_insert, name="bench-insert"))

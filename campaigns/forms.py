@@ -1,0 +1,292 @@
+"""Worker forms: read answers from a POST through each question kind, and lay questions out.
+
+Answers are read with each kind's `form_value()` and checked by the schema engine
+(`validate_answers`) in the services; nothing from `request.POST` reaches the ORM unchecked.
+`question_fields()` turns questions, current values and errors into what the per-kind
+template partials (templates/campaigns/questions/<kind>.html) display.
+"""
+from __future__ import annotations
+
+import re
+import time
+from collections import namedtuple
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.core import signing
+
+from .rendering import render_markdown
+from .schema import BaseQuestion
+
+FIELD_PREFIX = "q-"
+TIMER_SALT = "campaigns.item-page-timer"
+MAX_SECONDS = 24 * 3600
+MTURK_SUBMIT_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
+
+
+def field_name(question_id: str) -> str:
+    return f"{FIELD_PREFIX}{question_id}"
+
+
+def dom_id(*parts: Any) -> str:
+    """A safe HTML id from question ids and parts (`lines.3.rewrite` -> `f-lines-3-rewrite`)."""
+    return "f-" + re.sub(r"[^A-Za-z0-9_-]", "-", "-".join(str(p) for p in parts))
+
+
+def answers_from_post(questions: list[BaseQuestion], post) -> dict[str, Any]:
+    """The raw answers of a submitted page, one per question id (unanswered ones left out)."""
+    answers = {}
+    for q in questions:
+        value = q.form_value(post, field_name(q.id))
+        if value is not None:
+            answers[q.id] = value
+    return answers
+
+
+# --- the page timer: seconds spent on an item, measured by the server -----------------------
+
+def timer_start() -> str:
+    """A signed page-load time for the hidden `started` field."""
+    return signing.dumps(time.time(), salt=TIMER_SALT)
+
+
+def timer_seconds(value: str | None) -> float | None:
+    """Seconds since `timer_start()` made `value`; None when missing or tampered with."""
+    if not value:
+        return None
+    try:
+        started = float(signing.loads(value, salt=TIMER_SALT, max_age=MAX_SECONDS))
+    except (signing.BadSignature, TypeError, ValueError):
+        return None
+    return round(max(0.0, time.time() - started), 3)
+
+
+# --- platform parameters --------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlatformParams:
+    """Who is asking, as the platform's URL parameters say (empty platform: a plain link)."""
+
+    platform: str = ""
+    platform_id: str = ""
+    study_id: str = ""
+    session_id: str = ""
+    mturk_assignment_id: str = ""
+    mturk_hit_id: str = ""
+    turk_submit_to: str = ""
+    preview: bool = False
+
+    def hidden_fields(self) -> dict[str, str]:
+        """The parameters to carry from the entry page to the start POST."""
+        if self.platform == "prolific":
+            return {"PROLIFIC_PID": self.platform_id, "STUDY_ID": self.study_id,
+                    "SESSION_ID": self.session_id}
+        if self.platform == "mturk":
+            return {"workerId": self.platform_id, "assignmentId": self.mturk_assignment_id,
+                    "hitId": self.mturk_hit_id, "turkSubmitTo": self.turk_submit_to}
+        return {}
+
+    def claim_kwargs(self) -> dict[str, str]:
+        return {"study_id": self.study_id, "session_id": self.session_id,
+                "mturk_assignment_id": self.mturk_assignment_id,
+                "mturk_hit_id": self.mturk_hit_id, "turk_submit_to": self.turk_submit_to}
+
+
+_ID_OK = re.compile(r"^[A-Za-z0-9_.:@-]{1,200}$")
+
+
+def _clean_id(value: str | None) -> str:
+    value = (value or "").strip()
+    return value if _ID_OK.match(value) else ""
+
+
+def clean_turk_submit_to(value: str | None) -> str:
+    """Only MTurk's own submit hosts (production or sandbox), over https; else ''."""
+    value = (value or "").strip().rstrip("/")
+    parts = urlsplit(value)
+    if parts.scheme == "https" and parts.hostname in MTURK_SUBMIT_HOSTS and not parts.query:
+        return f"https://{parts.hostname}"
+    return ""
+
+
+def platform_params(data) -> PlatformParams:
+    """Read Prolific or MTurk parameters from a QueryDict; ids outside a safe alphabet are dropped."""
+    if data.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
+        return PlatformParams(platform="mturk", preview=True)
+    pid = _clean_id(data.get("PROLIFIC_PID"))
+    if pid:
+        return PlatformParams(platform="prolific", platform_id=pid,
+                              study_id=_clean_id(data.get("STUDY_ID")),
+                              session_id=_clean_id(data.get("SESSION_ID")))
+    worker_id = _clean_id(data.get("workerId"))
+    if worker_id:
+        return PlatformParams(platform="mturk", platform_id=worker_id,
+                              mturk_assignment_id=_clean_id(data.get("assignmentId")),
+                              mturk_hit_id=_clean_id(data.get("hitId")),
+                              turk_submit_to=clean_turk_submit_to(data.get("turkSubmitTo")))
+    return PlatformParams()
+
+
+# --- laying questions out for the templates -------------------------------------------------
+
+@dataclass
+class QuestionField:
+    """One question as a partial displays it: its name, current value and error messages."""
+
+    question: BaseQuestion
+    name: str
+    dom_id: str
+    template: str
+    help_html: str
+    errors: dict[str, str]  # part ("" for the whole question) -> message
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def error(self) -> str:
+        return self.errors.get("", "")
+
+    @property
+    def error_id(self) -> str:
+        return f"{self.dom_id}-error"
+
+    @property
+    def help_id(self) -> str:
+        return f"{self.dom_id}-help"
+
+    @property
+    def describedby(self) -> str:
+        ids = [self.help_id] if self.help_html else []
+        return " ".join(ids + ([self.error_id] if self.error else []))
+
+
+def _str(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _choices(options, current: Any, attr: str = "value") -> list[dict]:
+    current = _str(current)
+    return [{"option": o, "value": _str(getattr(o, attr)), "checked": _str(getattr(o, attr)) == current}
+            for o in options]
+
+
+def _likert(q, value, item_data, errors):
+    choices = _choices(q.points, value)
+    for c in choices:  # "1 (low)" shows as the value badge and "(low)"; "terrible" as is
+        label = c["option"].label
+        c["label"] = label[len(c["value"]):].strip() if label.startswith(c["value"]) else label
+    return {"choices": choices}
+
+
+def _choice(q, value, item_data, errors):
+    return {"choices": _choices(q.options, value)}
+
+
+def _text(q, value, item_data, errors):
+    return {"value": _str(value)}
+
+
+def _slider(q, value, item_data, errors):
+    moved = False
+    if isinstance(value, dict):
+        moved = bool(value.get("moved"))
+        value = value.get("value")
+    elif value is not None:
+        moved = True  # a saved answer was moved when it was given
+    shown = _str(value) if value not in (None, "") else _str(q.resting_value)
+    anchors = [{"anchor": a, "percent": round(100 * (a.value - q.min) / (q.max - q.min), 2)}
+               for a in q.anchors]
+    return {"value": shown, "moved": moved, "anchors": anchors}
+
+
+def _flags(q, value, item_data, errors):
+    value = value if isinstance(value, dict) else {"selected": value or []}
+    selected = {_str(v) for v in value.get("selected") or []}
+    return {"choices": [{"option": o, "value": o.value, "checked": o.value in selected}
+                        for o in q.options],
+            "other": _str(value.get("other"))}
+
+
+def _lines(q, value, item_data, errors):
+    given = value if isinstance(value, list) else []
+    followup = q.followup
+    rows = []
+    for n, segment in enumerate(q.segments(item_data), start=1):
+        entry = given[n - 1] if n - 1 < len(given) else {}
+        entry = entry if isinstance(entry, dict) else {"label": entry}
+        label = _str(entry.get("label"))
+        rows.append({
+            "n": n,
+            "text": segment,
+            "name": f"{field_name(q.id)}.{n}",
+            "dom_id": dom_id(q.id, n),
+            "choices": _choices(q.options, label),
+            "followup_value": _str(entry.get(followup.id)) if followup else "",
+            "followup_shown": bool(followup and label in followup.when),
+            "label_error": errors.get(f"{n}.label", ""),
+            "followup_error": errors.get(f"{n}.{followup.id}", "") if followup else "",
+        })
+    return {"rows": rows, "count": len(rows),
+            "when": " ".join(followup.when) if followup else ""}
+
+
+_Level = namedtuple("_Level", "value description")
+
+
+def _rubric(q, value, item_data, errors):
+    value = value if isinstance(value, dict) else {}
+    rows, total = [], 0
+    for c in q.criteria:
+        current = _str(value.get(c.id))
+        levels = c.levels or [_Level(v, "") for v in range(c.min, c.max + 1)]
+        if current.lstrip("-").isdigit():
+            total += int(current)
+        rows.append({"criterion": c, "name": f"{field_name(q.id)}.{c.id}",
+                     "dom_id": dom_id(q.id, c.id), "choices": _choices(levels, current),
+                     "error": errors.get(c.id, "")})
+    return {"rows": rows, "total": total, "max_total": q.max_total}
+
+
+BUILDERS = {"likert": _likert, "choice": _choice, "text": _text, "slider": _slider,
+            "flags": _flags, "lines": _lines, "rubric": _rubric}
+
+
+def split_errors(questions: list[BaseQuestion], errors: dict[str, str]) -> tuple[dict, list[str]]:
+    """Errors per question id ({part: message}), and those that name no question."""
+    by_question: dict[str, dict[str, str]] = {q.id: {} for q in questions}
+    loose = []
+    for key, message in errors.items():
+        qid, _, part = key.partition(".")
+        if qid in by_question:
+            by_question[qid][part] = message
+        else:
+            loose.append(message)
+    return by_question, loose
+
+
+def question_fields(questions: list[BaseQuestion], *, values: dict | None = None,
+                    errors: dict[str, str] | None = None,
+                    item_data: dict | None = None) -> tuple[list[QuestionField], list[str]]:
+    """The questions ready for their partials, and any error that names no question."""
+    values = values or {}
+    by_question, loose = split_errors(questions, errors or {})
+    fields = []
+    for q in questions:
+        q_errors = by_question[q.id]
+        extra = BUILDERS[q.kind](q, values.get(q.id), item_data, q_errors)
+        if q.kind in ("lines", "rubric"):
+            # Part errors sit next to their line or criterion; a summary goes on the fieldset.
+            parts = [p for p in q_errors if p]
+            if parts and "" not in q_errors:
+                q_errors[""] = "Please check the marked answers below."
+        fields.append(QuestionField(
+            question=q, name=field_name(q.id), dom_id=dom_id(q.id),
+            template=f"campaigns/questions/{q.kind}.html",
+            help_html=render_markdown(q.help) if q.help else "",
+            errors=q_errors, extra=extra,
+        ))
+    return fields, loose

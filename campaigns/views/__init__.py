@@ -1,0 +1,8 @@
+"""Worker-facing views (thin: they adapt the request and call services and selectors)."""
+from .assignment import done_page, finish_page, item_page
+from .entry import campaign_entry
+from .health import healthz
+from .preview import render_item_preview
+
+__all__ = ["campaign_entry", "done_page", "finish_page", "healthz", "item_page",
+           "render_item_preview"]

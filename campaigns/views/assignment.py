@@ -1,0 +1,168 @@
+"""The assignment pages /a/<token>/...: one page per item, the finish page, the completion page.
+
+The token in the URL is the worker's only credential. Every item POST is saved at once
+(annotation_submit) and answered with a redirect (Post/Redirect/Get); a rejected one is
+re-rendered with status 400, every message next to its question and all answers kept.
+The completion code appears only on the done page, after assignment_submit.
+"""
+from __future__ import annotations
+
+from urllib.parse import quote, urlsplit
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from ..errors import ServiceError
+from ..forms import answers_from_post, clean_turk_submit_to, timer_seconds
+from ..models import Assignment
+from ..schema import AnswerInvalid, parse_schema_cached
+from ..selectors.assignments import (
+    assignment_by_token,
+    assignment_entries,
+    assignment_page,
+    assignment_progress,
+)
+from ..services.annotations import annotation_submit
+from ..services.assignments import assignment_is_open, assignment_submit
+from ..services.completion import completion_code_for
+from .pages import item_context, message_page
+
+CLOSED_MESSAGES = {
+    Assignment.Status.EXPIRED: "The time for this assignment ran out, so it was given back. "
+    "The answers you saved are kept. You can start again from the study link.",
+    Assignment.Status.RETURNED: "This assignment was returned. The answers you saved are kept.",
+}
+
+
+def item_url(assignment: Assignment, position: int) -> str:
+    return reverse("campaigns:item", args=[assignment.token, position])
+
+
+def finish_url(assignment: Assignment) -> str:
+    return reverse("campaigns:finish", args=[assignment.token])
+
+
+def done_url(assignment: Assignment) -> str:
+    return reverse("campaigns:done", args=[assignment.token])
+
+
+def resume_url(assignment: Assignment) -> str:
+    """Where a returning worker continues: the first unanswered item, else the finish page."""
+    if assignment.status == Assignment.Status.SUBMITTED:
+        return done_url(assignment)
+    progress = assignment_progress(assignment=assignment)
+    if progress.next_position is None:
+        return finish_url(assignment)
+    return item_url(assignment, progress.next_position)
+
+
+def _assignment_or_404(token: str) -> Assignment:
+    assignment = assignment_by_token(token=token)
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
+            message: str = "") -> HttpResponse:
+    """A submitted assignment goes to its code; an expired or returned one says so."""
+    if assignment.status == Assignment.Status.SUBMITTED:
+        return redirect(done_url(assignment))
+    message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
+    return message_page(request, heading="This assignment is closed", message=message,
+                        status=status, campaign=assignment.campaign,
+                        link_url=reverse("campaigns:entry", args=[assignment.campaign.slug]),
+                        link_text="Back to the study page")
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
+    assignment = _assignment_or_404(token)
+    if not assignment_is_open(assignment):
+        return _closed(request, assignment, status=200 if request.method == "GET" else 409)
+    page = assignment_page(assignment=assignment, position=position)
+    if page is None:
+        raise Http404("This assignment has no such item.")
+    if request.method == "GET":
+        values = page.entry.annotation.answers if page.entry.annotation else None
+        return _render_item(request, assignment, page, values=values)
+    schema = parse_schema_cached(assignment.campaign.schema)
+    answers = answers_from_post(schema.questions, request.POST)
+    try:
+        annotation_submit(assignment=assignment, position=position, answers=answers,
+                          seconds_spent=timer_seconds(request.POST.get("started")))
+    except AnswerInvalid as exc:
+        return _render_item(request, assignment, page, values=answers, errors=exc.errors,
+                            status=400)
+    except ServiceError as exc:
+        assignment.refresh_from_db(fields=["status", "deadline"])
+        return _closed(request, assignment, status=409, message=exc.message)
+    following = page.following_position
+    return redirect(item_url(assignment, following) if following else finish_url(assignment))
+
+
+def _render_item(request, assignment, page, *, values=None, errors=None, status=200):
+    position = page.entry.position
+    context = item_context(campaign=assignment.campaign, item=page.entry.item,
+                           position=position, total=page.progress.total,
+                           values=values, errors=errors)
+    context["back_url"] = item_url(assignment, position - 1) if position > 1 else ""
+    context["assignment"] = assignment
+    return render(request, "campaigns/item.html", context, status=status)
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def finish_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The review page after the last item; its POST hands the work in (assignment_submit)."""
+    assignment = _assignment_or_404(token)
+    if assignment.status == Assignment.Status.SUBMITTED:
+        return redirect(done_url(assignment))
+    message, status = "", 200
+    if request.method == "POST":
+        try:
+            assignment_submit(assignment=assignment)
+        except ServiceError as exc:
+            message, status = exc.message, 409
+        else:
+            return redirect(done_url(assignment))
+    if not assignment_is_open(assignment):
+        return _closed(request, assignment, status=status, message=message)
+    entries = assignment_entries(assignment=assignment)
+    rows = [{"position": e.position, "answered": e.answered, "url": item_url(assignment, e.position)}
+            for e in entries]
+    return render(request, "campaigns/finish.html", {
+        "campaign": assignment.campaign, "rows": rows, "total": len(rows),
+        "answered": sum(1 for r in rows if r["answered"]), "message": message,
+        "finish_url": finish_url(assignment),
+    }, status=status)
+
+
+def _platform_name(url: str) -> str:
+    host = urlsplit(url).hostname or ""
+    return "Prolific" if host.endswith("prolific.com") or host.endswith("prolific.co") else host
+
+
+@never_cache
+@require_GET
+def done_page(request: HttpRequest, token: str) -> HttpResponse:
+    """The completion code, shown only once the assignment is submitted."""
+    assignment = _assignment_or_404(token)
+    if assignment.status != Assignment.Status.SUBMITTED:
+        if assignment_is_open(assignment):
+            return redirect(finish_url(assignment))
+        return _closed(request, assignment)
+    campaign = assignment.campaign
+    code = assignment.completion_code or completion_code_for(assignment)
+    context = {"campaign": campaign, "assignment": assignment, "code": code}
+    submit_to = clean_turk_submit_to(assignment.turk_submit_to)
+    if submit_to and assignment.mturk_assignment_id:
+        context["mturk_submit_url"] = f"{submit_to}/mturk/externalSubmit"
+    elif campaign.completion_redirect_url:
+        context["redirect_url"] = campaign.completion_redirect_url.replace("{code}", quote(code))
+        context["platform_name"] = _platform_name(campaign.completion_redirect_url)
+    return render(request, "campaigns/done.html", context)

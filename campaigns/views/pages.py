@@ -1,0 +1,85 @@
+"""What the worker pages share: the item page's context, cached Markdown, message pages."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.safestring import SafeString
+
+from ..forms import question_fields, timer_start
+from ..models import Campaign, Item
+from ..rendering import render_markdown
+from ..schema import TaskSchema, parse_schema_cached
+from ..schema.kinds.lines import split_segments
+
+# Question kinds with a static script (static/campaigns/<kind>.js).
+SCRIPTED_KINDS = frozenset({"likert", "slider", "lines", "rubric"})
+
+
+@lru_cache(maxsize=128)
+def markdown_cached(text: str) -> SafeString:
+    """Researcher Markdown rendered once per distinct text (instructions are long)."""
+    return render_markdown(text)
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
+    """The item's fields as the schema shows them; values stay plain text (escaped later)."""
+    rows = []
+    for d in schema.display:
+        value = data.get(d.field)
+        row = {"field": d.field, "label": d.label, "format": d.format, "help": d.help,
+               "prefix": d.prefix, "suffix": d.suffix}
+        if d.format == "lines":
+            row["lines"] = split_segments(value, d.split)
+        else:
+            row["value"] = _as_text(value)
+        rows.append(row)
+    return rows
+
+
+def campaign_texts(campaign: Campaign) -> dict:
+    return {
+        "instructions_html": markdown_cached(campaign.instructions or ""),
+        "examples_html": markdown_cached(campaign.examples or ""),
+    }
+
+
+def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
+                 values: dict | None = None, errors: dict | None = None,
+                 preview: bool = False) -> dict:
+    """Everything templates/campaigns/item.html needs for one item of an assignment."""
+    schema = parse_schema_cached(campaign.schema)
+    fields, loose = question_fields(schema.questions, values=values, errors=errors,
+                                    item_data=item.data)
+    return {
+        "campaign": campaign,
+        "position": position,
+        "total": total,
+        "display": display_rows(schema, item.data or {}),
+        "fields": fields,
+        "fields_with_errors": [f for f in fields if f.errors],
+        "loose_errors": loose,
+        "kinds_with_scripts": sorted({q.kind for q in schema.questions} & SCRIPTED_KINDS),
+        "started": timer_start(),
+        "preview": preview,
+        **campaign_texts(campaign),
+    }
+
+
+def message_page(request: HttpRequest, *, heading: str, message: str, status: int = 200,
+                 campaign: Campaign | None = None, link_url: str = "",
+                 link_text: str = "") -> HttpResponse:
+    """A clear page for the cases that are not errors of the worker (closed, expired, ...)."""
+    return render(request, "campaigns/message.html",
+                  {"heading": heading, "message": message, "campaign": campaign,
+                   "link_url": link_url, "link_text": link_text}, status=status)
