@@ -155,7 +155,11 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "campaigns.expire_assignments", "schedule": 60.0},
+    "sweep-stale-exports": {"task": "campaigns.export_sweep_stale", "schedule": 300.0},
 }
+# Exports: rows per query/progress update, and when a running job without progress is lost.
+EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
+EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

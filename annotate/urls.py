@@ -2,11 +2,12 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from campaigns import views
+from campaigns import export_views, views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
+    path("exports/<int:job_id>/download/", export_views.export_download, name="export_download"),
     path("", include("campaigns.urls")),
 ]
 

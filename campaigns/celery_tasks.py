@@ -4,9 +4,36 @@ from __future__ import annotations
 from annotate.celery import app
 
 from .services.assignments import assignments_expire
+from .services.exports import (
+    MAX_ATTEMPTS,
+    TRANSIENT_ERRORS,
+    export_job_run,
+    export_jobs_sweep_stale,
+)
 
 
 @app.task(name="campaigns.expire_assignments", ignore_result=True)
 def task_expire_assignments() -> int:
     """Periodic (celery beat): expire overdue assignments and free their unanswered items."""
     return assignments_expire()
+
+
+@app.task(
+    name="campaigns.export_run",
+    acks_late=True,
+    ignore_result=True,
+    autoretry_for=TRANSIENT_ERRORS,
+    retry_backoff=5,
+    max_retries=MAX_ATTEMPTS - 1,
+)
+def task_export_run(*, job_id: int) -> None:
+    """Run an export job; the service loads the row (quietly returning if it is gone or
+    finished) and keeps the state on it. acks_late + reject_on_worker_lost (settings) mean a
+    worker killed mid-run gets the job re-delivered; each delivery is a new attempt."""
+    export_job_run(job_id=job_id)
+
+
+@app.task(name="campaigns.export_sweep_stale", ignore_result=True)
+def task_export_sweep_stale() -> int:
+    """Periodic (celery beat): re-queue or fail export jobs whose heartbeat stopped."""
+    return export_jobs_sweep_stale()

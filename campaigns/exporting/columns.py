@@ -1,0 +1,167 @@
+"""Column planning: the fixed leading columns, then one column per atomic answer part.
+
+The order is stable and documented in README.md ("Export columns"): the meta columns below,
+then each question of the schema in schema order with its parts in the kind's parts() order.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..pseudonyms import worker_pseudonym
+from ..schema import BaseQuestion, TaskSchema
+
+# The values_list() fields read per annotation, in this order (see META_COLUMNS for the output).
+SOURCE_FIELDS = (
+    "id",
+    "item__external_id",
+    "item__system",
+    "item__control",
+    "worker_id",
+    "worker__platform",
+    "worker__platform_id",
+    "assignment_id",
+    "assignment__study_id",
+    "assignment__session_id",
+    "assignment__mturk_assignment_id",
+    "assignment__mturk_hit_id",
+    "assignment__completion_code",
+    "assignment__started_at",
+    "assignment__submitted_at",
+    "created_at",
+    "updated_at",
+    "seconds_spent",
+    "control_passed",
+    "answers",
+)
+ANSWERS = SOURCE_FIELDS.index("answers")
+
+# Output columns; `worker_platform_id` only appears when raw worker ids were asked for.
+META_COLUMNS = (
+    "annotation_id",
+    "item_id",
+    "system",
+    "control",
+    "worker",
+    "worker_platform",
+    "worker_platform_id",
+    "assignment_id",
+    "study_id",
+    "session_id",
+    "mturk_assignment_id",
+    "mturk_hit_id",
+    "completion_code",
+    "started_at",
+    "submitted_at",
+    "created_at",
+    "updated_at",
+    "seconds_spent",
+    "control_passed",
+)
+LONG_COLUMNS = ("question", "part", "value")
+
+# A pseudonym is an HMAC; caching it per worker id saves most of the cost. Bounded, so memory
+# stays flat even when every annotation has a different worker.
+PSEUDONYM_CACHE_SIZE = 50_000
+
+
+def column_name(question_id: str, part: str) -> str:
+    return f"{question_id}.{part}" if part else question_id
+
+
+@dataclass
+class ColumnPlan:
+    """What the export writes per annotation, fixed before the first row."""
+
+    campaign_id: int
+    questions: list[BaseQuestion]
+    line_counts: dict[str, int]
+    raw_worker_ids: bool = False
+    _parts: dict[str, dict[str, int]] = field(default_factory=dict, init=False)
+    _pseudonyms: dict[int, str] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        offset = 0
+        for q in self.questions:
+            self._parts[q.id] = {p: offset + i for i, p in enumerate(self.question_parts(q))}
+            offset += len(self._parts[q.id])
+        self.answer_width = offset
+
+    def question_parts(self, question: BaseQuestion) -> list[str]:
+        if question.kind == "lines":
+            return question.parts_for(self.line_counts.get(question.id, 0))
+        return question.parts()
+
+    @property
+    def meta_columns(self) -> list[str]:
+        return [c for c in META_COLUMNS if self.raw_worker_ids or c != "worker_platform_id"]
+
+    @property
+    def answer_columns(self) -> list[str]:
+        return [column_name(q.id, p) for q in self.questions for p in self._parts[q.id]]
+
+    def pseudonym(self, worker_id: int, platform: str, platform_id: str) -> str:
+        name = self._pseudonyms.get(worker_id)
+        if name is None:
+            if len(self._pseudonyms) >= PSEUDONYM_CACHE_SIZE:
+                self._pseudonyms.clear()
+            name = worker_pseudonym(
+                campaign_id=self.campaign_id, platform=platform, platform_id=platform_id
+            )
+            self._pseudonyms[worker_id] = name
+        return name
+
+    def meta(self, row: tuple) -> list[Any]:
+        """The meta cells of one source row (SOURCE_FIELDS order), as Python values."""
+        cells = [*row[0:4], self.pseudonym(row[4], row[5], row[6]), row[5]]
+        if self.raw_worker_ids:
+            cells.append(row[6])
+        cells += row[7:ANSWERS]
+        return cells
+
+    def atoms(self, answers: Any) -> Iterator[tuple[str, str, Any]]:
+        """(question id, part, value) for each atomic judgment, in column order."""
+        if not isinstance(answers, dict):
+            return
+        for q in self.questions:
+            answer = answers.get(q.id)
+            if answer is not None:
+                for part, value in _safe_atoms(q, answer):
+                    yield q.id, part, value
+
+    def wide(self, answers: Any) -> list[Any]:
+        """The answer cells of one annotation, aligned with answer_columns (None if absent)."""
+        cells: list[Any] = [None] * self.answer_width
+        if not isinstance(answers, dict):
+            return cells
+        for q in self.questions:
+            answer = answers.get(q.id)
+            if answer is None:
+                continue
+            index = self._parts[q.id]
+            for part, value in _safe_atoms(q, answer):
+                at = index.get(part)
+                if at is not None:
+                    cells[at] = value
+        return cells
+
+
+def _safe_atoms(question: BaseQuestion, answer: Any) -> list[tuple[str, Any]]:
+    # Answers were validated when stored, but the schema may have changed since: an answer its
+    # question can no longer split is kept whole rather than failing the export.
+    try:
+        return question.atoms(answer)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        return [("", answer)]
+
+
+def plan_columns(
+    *, campaign_id: int, schema: TaskSchema, line_counts: dict[str, int], raw_worker_ids: bool
+) -> ColumnPlan:
+    return ColumnPlan(
+        campaign_id=campaign_id,
+        questions=list(schema.questions),
+        line_counts=line_counts,
+        raw_worker_ids=raw_worker_ids,
+    )

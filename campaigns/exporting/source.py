@@ -1,0 +1,93 @@
+"""Reading annotations for an export: one scope fixed at the start, then keyset-paginated chunks.
+
+Each chunk is one query (`id > last ORDER BY id LIMIT n`, joins to item, worker and assignment)
+returning tuples, so memory depends on the chunk size, never on the campaign's size.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.db.models import Count, F, Func, IntegerField, Max, QuerySet
+
+from ..models import Annotation
+from ..schema import TaskSchema
+from .columns import SOURCE_FIELDS
+
+CHUNK_SIZE = 2000
+
+
+@dataclass(frozen=True)
+class ExportScope:
+    """The annotations an export covers: a campaign's, up to the highest id present at start."""
+
+    campaign_id: int
+    excluded_workers: frozenset[int]
+    top_id: int
+    total: int
+
+    def queryset(self) -> QuerySet[Annotation]:
+        qs = Annotation.objects.filter(campaign_id=self.campaign_id, id__lte=self.top_id)
+        if self.excluded_workers:
+            qs = qs.exclude(worker_id__in=self.excluded_workers)
+        return qs
+
+
+def export_scope(*, campaign_id: int, excluded_workers: Iterable[int] = ()) -> ExportScope:
+    """Count the rows and pin the upper id, so rows added during the export are left out."""
+    excluded = frozenset(excluded_workers)
+    qs = Annotation.objects.filter(campaign_id=campaign_id)
+    if excluded:
+        qs = qs.exclude(worker_id__in=excluded)
+    found = qs.aggregate(total=Count("id"), top=Max("id"))
+    return ExportScope(campaign_id, excluded, found["top"] or 0, found["total"])
+
+
+def annotation_chunks(scope: ExportScope, *, chunk_size: int = CHUNK_SIZE) -> Iterator[list[tuple]]:
+    """Lists of SOURCE_FIELDS tuples, in id order."""
+    base = scope.queryset().order_by("id").values_list(*SOURCE_FIELDS)
+    last = 0
+    while True:
+        rows = list(base.filter(id__gt=last)[:chunk_size])
+        if rows:
+            yield rows
+        if len(rows) < chunk_size:
+            return
+        last = rows[-1][0]
+
+
+class JsonArrayLength(Func):
+    """The length of `answers -> key` when it is a JSON array, else NULL (PostgreSQL, SQLite)."""
+
+    output_field = IntegerField()
+
+    def __init__(self, field: str, key: str):
+        super().__init__(F(field))
+        self.key = key
+
+    def as_postgresql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        value = f"({sql} -> %s)"
+        return (
+            f"CASE WHEN jsonb_typeof({value}) = 'array' THEN jsonb_array_length({value}) END",
+            [*params, self.key, *params, self.key],
+        )
+
+    def as_sql(self, compiler, connection, **extra):  # SQLite's JSON1
+        sql, params = compiler.compile(self.source_expressions[0])
+        path = '$."' + self.key.replace('"', "") + '"'
+        return (
+            f"CASE WHEN json_type({sql}, %s) = 'array' THEN json_array_length({sql}, %s) END",
+            [*params, path, *params, path],
+        )
+
+
+def line_counts(scope: ExportScope, schema: TaskSchema) -> dict[str, int]:
+    """Per `lines` question, the most segments any exported answer has (one aggregate query)."""
+    ids = [q.id for q in schema.questions if q.kind == "lines"]
+    if not ids:
+        return {}
+    found = scope.queryset().aggregate(
+        **{f"n{i}": Max(JsonArrayLength("answers", qid)) for i, qid in enumerate(ids)}
+    )
+    return {qid: found[f"n{i}"] or 0 for i, qid in enumerate(ids)}
