@@ -168,6 +168,13 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The API speaks JSON only (uploads opt in to multipart); errors have one shape.
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "campaigns.api.errors.exception_handler",
+    # Token-authenticated requests (scripts) are rate-limited per user, e.g. "1000/min".
+    "DEFAULT_THROTTLE_CLASSES": ["campaigns.api.throttling.TokenRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"token": env.str("API_THROTTLE_RATE", default="1000/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Annotate API",
@@ -177,6 +184,14 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/",
+    "ENUM_NAME_OVERRIDES": {
+        "CampaignStatusEnum": "campaigns.models.Campaign.Status",
+        "ExportJobStatusEnum": "campaigns.models.ExportJob.Status",
+        "ExportFormatEnum": "campaigns.models.ExportJob.Format",
+        "ItemFileFormatEnum": "campaigns.importing.FORMATS",
+    },
 }
 
 # Production hardening; `manage.py check --deploy` is clean with DEBUG off.
@@ -220,6 +235,8 @@ RATELIMIT_TRUSTED_PROXIES = env.int("RATELIMIT_TRUSTED_PROXIES", default=0)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
+# The largest request body the API accepts (item uploads); larger ones get 413.
+API_UPLOAD_MAX_BYTES = env.int("API_UPLOAD_MAX_BYTES", default=IMPORT_MAX_BYTES)
 
 LOGGING = {
     "version": 1,

@@ -8,6 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
     path("exports/<int:job_id>/download/", export_views.export_download, name="export_download"),
+    path("api/", include("campaigns.api.urls")),
     path("", include("campaigns.urls")),
 ]
 

@@ -1,0 +1,1 @@
+"""The REST API for researchers' scripts: campaigns, items, annotations, progress, exports."""

@@ -1,0 +1,115 @@
+"""Item endpoints: import a file or a JSON list (all or nothing), list with cursor pagination."""
+from __future__ import annotations
+
+import json
+import re
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from ..importing import FORMATS, ImportRejected, RowError
+from ..models import Item
+from ..services.items import items_import
+from . import openapi
+from .base import ApiView
+from .pagination import PAGE_PARAMETERS, ApiCursorPagination, paginated
+from .permissions import campaign_for
+from .serializers import reject_unstorable, validated
+
+# PostgreSQL cannot store NUL characters or unpaired surrogates (raw or as JSON escapes).
+_UNSTORABLE = re.compile(rb"\x00|\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+ITEMS_JSON_SCHEMA = {
+    "type": "array",
+    "description": "Items as objects: `id`, optional `system`, `control`, `gold`, "
+                   "`gold_tolerance`, and the fields the schema displays.",
+    "items": {"type": "object", "additionalProperties": {}},
+}
+
+
+class ItemImportUploadInput(serializers.Serializer):
+    file = serializers.FileField(help_text="A .csv, .tsv, .json or .jsonl file (UTF-8).")
+    format = serializers.ChoiceField(choices=FORMATS, required=False,
+                                     help_text="Default: from the file name's extension.")
+
+
+class ItemImportOutput(serializers.Serializer):
+    created = serializers.IntegerField()
+    control_items = serializers.IntegerField(help_text="Attention-check and gold items.")
+
+
+class ItemOutput(serializers.ModelSerializer):
+    data = serializers.JSONField()
+    gold = serializers.JSONField(allow_null=True)
+
+    class Meta:
+        model = Item
+        fields = ["id", "external_id", "system", "control", "data", "gold", "gold_tolerance",
+                  "slots_wanted", "slots_taken", "annotations_done", "created_at"]
+        read_only_fields = fields
+
+
+class ItemFilterInput(serializers.Serializer):
+    system = serializers.CharField(required=False, max_length=200)
+    control = serializers.ChoiceField(required=False, choices=Item.Control.choices)
+
+
+def _check_storable(content: bytes) -> None:
+    if _UNSTORABLE.search(content):
+        raise ImportRejected([RowError(None, "", "the data contains NUL characters or unpaired "
+                                       "surrogates, which cannot be stored")])
+
+
+class ItemImportApi(ApiView):
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        operation_id="items_import",
+        request={"application/json": ITEMS_JSON_SCHEMA,
+                 "multipart/form-data": ItemImportUploadInput},
+        responses={201: ItemImportOutput, **openapi.errors(openapi.WRITE)},
+    )
+    def post(self, request, slug: str):
+        """Import items: every row or none. A bad row rejects the request with 400 and
+        `extra.errors` listing each problem with its row (1-based) and field."""
+        campaign = campaign_for(request.user, slug)
+        if request.content_type.startswith("multipart/"):
+            data = validated(ItemImportUploadInput, request.data)
+            upload = data["file"]
+            content, filename, fmt = upload.read(), upload.name or "", data.get("format")
+        else:
+            content, filename, fmt = self._json_content(request.data), "items.json", "json"
+        _check_storable(content)
+        result = items_import(campaign=campaign, content=content, filename=filename, fmt=fmt)
+        body = ItemImportOutput({"created": result.created, "control_items": result.control_items})
+        return Response(body.data, status=status.HTTP_201_CREATED)
+
+    @staticmethod
+    def _json_content(data) -> bytes:
+        if isinstance(data, dict) and isinstance(data.get("items"), list):
+            data = data["items"]
+        if not isinstance(data, list):
+            raise ParseError("Expected a JSON list of items (or a multipart upload with `file`).")
+        reject_unstorable(data)
+        return json.dumps(data).encode()
+
+
+class ItemListApi(ApiView):
+    @extend_schema(
+        operation_id="items_list",
+        parameters=[OpenApiParameter("system", str, description="Only this system's items."),
+                    OpenApiParameter("control", str, enum=[c.value for c in Item.Control],
+                                     description="'' regular, 'attention' or 'gold'."),
+                    *PAGE_PARAMETERS],
+        responses={200: paginated(ItemOutput), **openapi.errors()},
+    )
+    def get(self, request, slug: str):
+        campaign = campaign_for(request.user, slug)
+        filters = validated(ItemFilterInput, request.query_params)
+        items = Item.objects.filter(campaign=campaign, **filters)
+        paginator = ApiCursorPagination()
+        page = paginator.paginate_queryset(items, request, view=self)
+        return paginator.get_paginated_response(ItemOutput(page, many=True).data)
