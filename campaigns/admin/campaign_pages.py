@@ -1,0 +1,176 @@
+"""The campaign's extra admin pages: dashboard, item import, preview, statistics, export, status.
+
+Each view receives a campaign the CampaignAdmin already checked the user may see (and, for
+writes, change); the views only adapt the request and call services and selectors.
+"""
+from __future__ import annotations
+
+import logging
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from ..errors import ServiceError
+from ..importing import ImportRejected
+from ..models import Campaign, ExportJob, Item
+from ..selectors.dashboard import campaign_dashboard
+from ..services import campaigns as campaign_services
+from ..services.items import items_import
+from .forms import ExportRequestForm, ItemImportForm
+
+logger = logging.getLogger(__name__)
+
+PREVIEW_LIST_SIZE = 50
+STATUS_SERVICES = {
+    "publish": (campaign_services.campaign_publish, "published"),
+    "pause": (campaign_services.campaign_pause, "paused"),
+    "close": (campaign_services.campaign_close, "closed"),
+}
+
+
+def _context(model_admin, request: HttpRequest, campaign: Campaign, title: str, **extra) -> dict:
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "original": campaign,
+        "campaign": campaign,
+        "title": title,
+        "has_view_permission": True,
+        **extra,
+    }
+
+
+def _change_url(campaign: Campaign) -> str:
+    return reverse("admin:campaigns_campaign_change", args=[campaign.pk])
+
+
+def dashboard_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    dashboard = campaign_dashboard(campaign=campaign)
+    return TemplateResponse(
+        request, "admin/campaigns/campaign/dashboard.html",
+        _context(model_admin, request, campaign, f"Dashboard: {campaign.name}",
+                 dashboard=dashboard, charts=dashboard.charts_json(),
+                 export_form=ExportRequestForm(),
+                 recent_exports=ExportJob.objects.filter(campaign=campaign)[:5]),
+    )
+
+
+def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    form = ItemImportForm(request.POST or None, request.FILES or None)
+    rejected = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            result = items_import(campaign=campaign, content=upload.read(),
+                                  filename=upload.name, fmt=form.cleaned_data["format"] or None)
+        except ImportRejected as exc:
+            rejected = exc
+        else:
+            messages.success(request, f"Imported {result.created} items into “{campaign.name}” "
+                             f"({result.control_items} of them control items).")
+            return redirect(f"{reverse('admin:campaigns_item_changelist')}"
+                            f"?campaign__id__exact={campaign.pk}")
+    return TemplateResponse(
+        request, "admin/campaigns/campaign/import.html",
+        _context(model_admin, request, campaign, f"Import items into “{campaign.name}”",
+                 form=form, rejected=rejected,
+                 not_shown=(rejected.total - len(rejected.errors)) if rejected else 0),
+        status=400 if rejected else 200,
+    )
+
+
+def preview_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """Show the real item page for one item, recording nothing; without ?item= list the items."""
+    item_id = request.GET.get("item", "")
+    if item_id:
+        pk = int(item_id) if item_id.isdigit() and len(item_id) < 19 else 0
+        item = Item.objects.filter(campaign=campaign, pk=pk).first()
+        if item is None:
+            messages.error(request, f"This campaign has no item with id {item_id!r}.")
+            return redirect(request.path)
+        return _render_preview(request, campaign, item)
+    search = request.GET.get("q", "").strip()
+    items = Item.objects.filter(campaign=campaign)
+    if search:
+        items = items.filter(external_id__icontains=search)
+    return TemplateResponse(
+        request, "admin/campaigns/campaign/preview_choose.html",
+        _context(model_admin, request, campaign, f"Preview “{campaign.name}” as a worker",
+                 items=items.order_by("id")[:PREVIEW_LIST_SIZE], search=search),
+    )
+
+
+def _render_preview(request: HttpRequest, campaign: Campaign, item: Item) -> HttpResponse:
+    try:  # written by the worker-pages part; until it lands, show the item's admin page
+        from ..views_preview import item_preview_response
+    except ImportError:
+        return HttpResponseRedirect(reverse("admin:campaigns_item_change", args=[item.pk]))
+    return item_preview_response(request, campaign=campaign, item=item)
+
+
+def statistics_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    try:  # written by the analysis part
+        from ..admin_statistics import campaign_statistics_view
+    except ImportError:
+        messages.info(request, "Statistics are not available in this installation yet.")
+        return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
+    return campaign_statistics_view(request, campaign)
+
+
+def export_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """POST only: create an export job; the job list shows its progress and download link."""
+    form = ExportRequestForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Choose a valid export format: {form.errors.as_text()}")
+        return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
+    job = export_create(request, campaign, form.cleaned_data["format"],
+                        {"gzip": form.cleaned_data["gzip"]})
+    if job is None:
+        return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
+    return redirect(f"{reverse('admin:campaigns_exportjob_changelist')}"
+                    f"?campaign__id__exact={campaign.pk}")
+
+
+def export_create(request: HttpRequest, campaign: Campaign, fmt: str, options: dict):
+    """Create one export job and say so; a refused job (e.g. broker down) is a message."""
+    from ..services.exports import export_job_create
+
+    try:
+        job = export_job_create(campaign=campaign, requested_by=request.user, fmt=fmt,
+                                options=options)
+    except ServiceError as exc:
+        messages.error(request, f"“{campaign.name}”: the export was not started: {exc.message}")
+        return None
+    url = reverse("admin:campaigns_exportjob_change", args=[job.pk])
+    if job.status == ExportJob.Status.FAILED:
+        messages.error(request, format_html("Export <a href=\"{}\">#{}</a> of “{}” failed: {}",
+                                            url, job.pk, campaign.name, job.error))
+    else:
+        messages.success(request, format_html("Export <a href=\"{}\">#{}</a> of “{}” ({}) is {}.",
+                                              url, job.pk, campaign.name, job.format,
+                                              job.get_status_display().lower()))
+    return job
+
+
+def status_view(model_admin, request: HttpRequest, campaign: Campaign, action: str) -> HttpResponse:
+    """POST only: publish, pause or close from the campaign's page."""
+    service, done = STATUS_SERVICES[action]
+    try:
+        service(campaign=campaign)
+    except ServiceError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"“{campaign.name}” is {done}.")
+    return redirect(_change_url(campaign))
+
+
+def duplicate_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """POST only: copy the schema and settings into a new draft, then open the copy."""
+    copy = campaign_services.campaign_duplicate(campaign=campaign, owner=request.user)
+    messages.success(request, f"Created the draft “{copy.name}” ({copy.slug}) from "
+                     f"“{campaign.name}”, without items or results.")
+    return redirect(_change_url(copy))

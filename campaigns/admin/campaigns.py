@@ -1,0 +1,241 @@
+"""The campaign admin: configuration in sections, status actions, and the campaign's pages."""
+from __future__ import annotations
+
+from functools import update_wrapper
+
+from django.conf import settings
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, Sum
+from django.db.models.functions import Coalesce
+from django.http import Http404, HttpResponseNotAllowed
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from ..errors import ServiceError
+from ..models import Campaign, ExportJob
+from ..rendering import render_markdown
+from ..selectors.campaigns import campaigns_visible_to
+from ..services import campaigns as campaign_services
+from . import campaign_pages
+from .forms import CampaignAdminForm
+from .scoping import campaign_is_visible
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    form = CampaignAdminForm
+    list_display = ("name", "slug", "status", "owner", "item_count", "progress",
+                    "annotations_per_item", "links")
+    list_filter = ("status",)
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+    filter_horizontal = ("collaborators",)
+    actions = ("publish", "pause", "close", "duplicate", "export_csv")
+    save_on_top = True
+    fieldsets = (
+        ("Setup", {"fields": ("name", "slug", "status", "owner", "collaborators", "description",
+                              "source", "worker_link")}),
+        ("Task schema", {"fields": ("schema",)}),
+        ("Instructions and examples", {
+            "description": "Markdown. Rendered safely (no scripts or styles); the preview shows "
+                           "the saved text as workers will see it.",
+            "fields": ("instructions", "instructions_preview", "examples", "examples_preview")}),
+        ("Consent and intake questions", {
+            "fields": ("consent_text", "consent_preview", "intake_questions")}),
+        ("Assignment settings", {"fields": (
+            "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
+            "max_assignments_per_worker", "attention_checks_per_assignment",
+            "gold_items_per_assignment")}),
+        ("Completion", {"fields": ("completion_mode", "completion_code",
+                                   "completion_redirect_url", "mturk_note")}),
+    )
+
+    # Queryset and permissions: researchers see owned and shared campaigns only.
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request).select_related("owner")
+        if not request.user.is_superuser:
+            # A subquery, not the selector's join: the sums below must not be multiplied.
+            qs = qs.filter(pk__in=campaigns_visible_to(request.user).values("pk"))
+        return qs.annotate(
+            _items=Count("items", filter=Q(items__control="")),
+            _done=Coalesce(Sum("items__annotations_done", filter=Q(items__control="")), 0),
+            _wanted=Coalesce(Sum("items__slots_wanted", filter=Q(items__control="")), 0),
+        )
+
+    def get_object(self, request, object_id, from_field=None):
+        obj = super().get_object(request, object_id, from_field)
+        if obj is None:
+            raise Http404("No such campaign, or it is not shared with you.")
+        return obj
+
+    def _visible(self, request, obj) -> bool:
+        return obj is None or campaign_is_visible(request, obj.pk)
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, obj) and self._visible(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and self._visible(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        # Collaborators may change a study, only its owner may delete it (and its results).
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or request.user.is_superuser
+                            or obj.owner_id == request.user.pk)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = ["status", "worker_link", "instructions_preview", "examples_preview",
+                  "consent_preview", "mturk_note"]
+        if not request.user.is_superuser:
+            fields.append("owner")
+        return fields
+
+    def get_changeform_initial_data(self, request):
+        return {"owner": request.user.pk, **super().get_changeform_initial_data(request)}
+
+    def save_model(self, request, obj, form, change):
+        if not change and (not request.user.is_superuser or not obj.owner_id):
+            obj.owner = request.user
+        if change:
+            # The service applies a new k to the items' slot targets (campaign_apply_redundancy).
+            changed = {f: form.cleaned_data[f] for f in form.changed_data
+                       if f in campaign_services.CONFIG_FIELDS}
+            campaign_services.campaign_update(campaign=obj, **changed)
+        else:
+            obj.save()
+
+    # Columns and read-only fields.
+
+    @admin.display(description="Items", ordering="_items")
+    def item_count(self, obj):
+        return obj._items
+
+    @admin.display(description="Annotations done")
+    def progress(self, obj):
+        pct = 100 * obj._done / obj._wanted if obj._wanted else 0
+        return f"{obj._done} / {obj._wanted} ({pct:.0f}%)"
+
+    @admin.display(description="")
+    def links(self, obj):
+        return format_html('<a href="{}">Dashboard</a>',
+                           reverse("admin:campaigns_campaign_dashboard", args=[obj.pk]))
+
+    @admin.display(description="Worker link")
+    def worker_link(self, obj):
+        if not obj.pk:
+            return "Available once saved."
+        url = f"{settings.SITE_URL}{reverse('campaigns:entry', args=[obj.slug])}"
+        return format_html('<a href="{}">{}</a><div class="help">Share this link; Prolific and '
+                           'MTurk parameters are read from the query string.</div>', url, url)
+
+    @admin.display(description="Preview")
+    def instructions_preview(self, obj):
+        return _preview(obj.instructions if obj.pk else "")
+
+    @admin.display(description="Preview")
+    def examples_preview(self, obj):
+        return _preview(obj.examples if obj.pk else "")
+
+    @admin.display(description="Preview")
+    def consent_preview(self, obj):
+        return _preview(obj.consent_text if obj.pk else "")
+
+    @admin.display(description="MTurk")
+    def mturk_note(self, obj):
+        return ("Nothing to set for MTurk: when a worker arrives from an ExternalQuestion HIT "
+                "(workerId, assignmentId, hitId, turkSubmitTo), the completion page posts the "
+                "assignmentId and the code back to MTurk. Use a per-assignment code to verify "
+                "submissions; the redirect URL is ignored for MTurk workers.")
+
+    # Actions on the list.
+
+    def _run_status(self, request, queryset, service, done: str):
+        ok = 0
+        for campaign in queryset:
+            try:
+                service(campaign=campaign)
+                ok += 1
+            except ServiceError as exc:
+                self.message_user(request, exc.message, messages.ERROR)
+        if ok:
+            self.message_user(request, f"{ok} campaign(s) {done}.", messages.SUCCESS)
+
+    @admin.action(description="Publish (make live)", permissions=["change"])
+    def publish(self, request, queryset):
+        self._run_status(request, queryset, campaign_services.campaign_publish, "published")
+
+    @admin.action(description="Pause (no new assignments)", permissions=["change"])
+    def pause(self, request, queryset):
+        self._run_status(request, queryset, campaign_services.campaign_pause, "paused")
+
+    @admin.action(description="Close", permissions=["change"])
+    def close(self, request, queryset):
+        self._run_status(request, queryset, campaign_services.campaign_close, "closed")
+
+    @admin.action(description="Duplicate (schema and settings, no items or results)",
+                  permissions=["add"])
+    def duplicate(self, request, queryset):
+        for campaign in queryset:
+            copy = campaign_services.campaign_duplicate(campaign=campaign, owner=request.user)
+            self.message_user(request, f"Created the draft “{copy.name}” ({copy.slug}).",
+                              messages.SUCCESS)
+
+    @admin.action(description="Export results (CSV)", permissions=["view"])
+    def export_csv(self, request, queryset):
+        for campaign in queryset:
+            campaign_pages.export_create(request, campaign, ExportJob.Format.CSV, {})
+
+    # The campaign's own pages.
+
+    def get_urls(self):
+        def page(view, perm: str, post_only: bool = False):
+            def wrapper(request, object_id, *args, **kwargs):
+                if post_only and request.method != "POST":
+                    return HttpResponseNotAllowed(["POST"])
+                campaign = self._campaign_for(request, object_id, perm)
+                return view(self, request, campaign, *args, **kwargs)
+            return self.admin_site.admin_view(update_wrapper(wrapper, view))
+
+        info = "campaigns_campaign"
+        return [
+            path("<int:object_id>/dashboard/", page(campaign_pages.dashboard_view, "view"),
+                 name=f"{info}_dashboard"),
+            path("<int:object_id>/statistics/", page(campaign_pages.statistics_view, "view"),
+                 name=f"{info}_statistics"),
+            path("<int:object_id>/import/", page(campaign_pages.import_view, "change"),
+                 name=f"{info}_import"),
+            path("<int:object_id>/preview/", page(campaign_pages.preview_view, "view"),
+                 name=f"{info}_preview"),
+            path("<int:object_id>/export/", page(campaign_pages.export_view, "view", True),
+                 name=f"{info}_export"),
+            path("<int:object_id>/duplicate/", page(campaign_pages.duplicate_view, "add", True),
+                 name=f"{info}_duplicate"),
+            path("<int:object_id>/status/<str:action>/",
+                 page(self._status_view, "change", True), name=f"{info}_status"),
+            *super().get_urls(),
+        ]
+
+    @staticmethod
+    def _status_view(model_admin, request, campaign, action):
+        if action not in campaign_pages.STATUS_SERVICES:
+            raise Http404(f"unknown status action {action!r}")
+        return campaign_pages.status_view(model_admin, request, campaign, action)
+
+    def _campaign_for(self, request, object_id, perm: str) -> Campaign:
+        """The campaign if this user may see it (else 404) and has `perm` on it (else 403)."""
+        campaign = self.get_object(request, str(object_id))
+        checks = {"view": self.has_view_permission, "change": self.has_change_permission,
+                  "add": lambda r, o: self.has_add_permission(r) and self.has_view_permission(r, o)}
+        if not checks[perm](request, campaign):
+            raise PermissionDenied
+        return campaign
+
+
+def _preview(text: str):
+    html = render_markdown(text)
+    if not html:
+        return "Nothing yet (the preview shows the saved text)."
+    return format_html('<details><summary>Show as workers see it</summary>'
+                       '<div class="markdown-preview">{}</div></details>', html)

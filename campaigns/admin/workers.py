@@ -1,0 +1,112 @@
+"""Workers, assignments and annotations: read-only lists (the worker pages write them)."""
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+
+from ..models import Annotation, Assignment, Worker
+from ..pseudonyms import worker_pseudonym
+from ..selectors.worker_activity import worker_assignments, worker_control_outcomes
+from .scoping import ReadOnlyAdmin
+
+
+def _count(model, **filters):
+    """A correlated count per worker (subqueries, so two counts do not multiply each other)."""
+    qs = (model.objects.filter(worker=OuterRef("pk"), **filters).order_by()
+          .values("worker").annotate(n=Count("id")).values("n"))
+    return Coalesce(Subquery(qs, output_field=IntegerField()), 0)
+
+
+@admin.register(Worker)
+class WorkerAdmin(ReadOnlyAdmin):
+    list_display = ("platform_id", "platform", "campaign", "n_assignments", "n_submitted",
+                    "n_annotations", "n_checks_failed", "created_at")
+    list_filter = ("platform", ("campaign", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("platform_id",)
+    list_select_related = ("campaign",)
+    fields = ("campaign", "platform", "platform_id", "pseudonym", "intake_pretty",
+              "consented_at", "created_at", "erased_at", "activity")
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            _assignments=_count(Assignment),
+            _submitted=_count(Assignment, status=Assignment.Status.SUBMITTED),
+            _annotations=_count(Annotation),
+            _failed=_count(Annotation, control_passed=False),
+        )
+
+    @admin.display(description="Assignments", ordering="_assignments")
+    def n_assignments(self, obj):
+        return obj._assignments
+
+    @admin.display(description="Submitted", ordering="_submitted")
+    def n_submitted(self, obj):
+        return obj._submitted
+
+    @admin.display(description="Annotations", ordering="_annotations")
+    def n_annotations(self, obj):
+        return obj._annotations
+
+    @admin.display(description="Checks failed", ordering="_failed")
+    def n_checks_failed(self, obj):
+        return obj._failed
+
+    @admin.display(description="Pseudonym in exports")
+    def pseudonym(self, obj):
+        return worker_pseudonym(campaign_id=obj.campaign_id, platform=obj.platform,
+                                platform_id=obj.platform_id)
+
+    @admin.display(description="Intake answers")
+    def intake_pretty(self, obj):
+        if not obj.intake:
+            return "-"
+        return format_html('<pre class="admin-json">{}</pre>',
+                           json.dumps(obj.intake, indent=2, ensure_ascii=False))
+
+    @admin.display(description="Assignments, timings and checks")
+    def activity(self, obj):
+        return render_to_string("admin/campaigns/worker/activity.html", {
+            "rows": worker_assignments(worker=obj),
+            "controls": worker_control_outcomes(worker=obj),
+        })
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(ReadOnlyAdmin):
+    list_display = ("id", "campaign", "worker", "status", "started_at", "deadline",
+                    "submitted_at", "n_items")
+    list_filter = ("status", ("campaign", admin.RelatedOnlyFieldListFilter))
+    search_fields = ("worker__platform_id", "study_id", "session_id", "mturk_assignment_id")
+    list_select_related = ("campaign", "worker")
+    exclude = ("items",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_items=Count("slots"))
+
+    @admin.display(description="Items", ordering="_items")
+    def n_items(self, obj):
+        return obj._items
+
+
+@admin.register(Annotation)
+class AnnotationAdmin(ReadOnlyAdmin):
+    list_display = ("id", "campaign", "item", "worker", "seconds_spent", "control_passed",
+                    "updated_at")
+    list_filter = (("campaign", admin.RelatedOnlyFieldListFilter), "control_passed",
+                   "item__control")
+    search_fields = ("item__external_id", "worker__platform_id")
+    list_select_related = ("campaign", "item", "item__campaign", "worker")
+    fields = ("campaign", "assignment", "item", "worker", "answers_pretty", "seconds_spent",
+              "control_passed", "created_at", "updated_at")
+    readonly_fields = fields
+
+    @admin.display(description="Answers")
+    def answers_pretty(self, obj):
+        return format_html('<pre class="admin-json">{}</pre>',
+                           json.dumps(obj.answers, indent=2, ensure_ascii=False))
