@@ -1,8 +1,8 @@
 """Request size limits: an oversized body gets a clear 413 before anything reads it."""
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 
-from .ratelimit import wants_json
+from .ratelimit import json_error, wants_json
 
 # Multipart bodies carry uploaded files (item imports), which stream to disk: the import limit
 # applies to them, plus some room for the other form fields.
@@ -12,17 +12,17 @@ MULTIPART_SLACK_BYTES = 1024 * 1024
 def body_limit(request: HttpRequest) -> int | None:
     content_type = request.META.get("CONTENT_TYPE", "")
     if content_type.startswith("multipart/form-data"):
-        return settings.IMPORT_MAX_BYTES + MULTIPART_SLACK_BYTES
+        uploads = max(settings.IMPORT_MAX_BYTES,
+                      getattr(settings, "API_UPLOAD_MAX_BYTES", 0) or 0)
+        return uploads + MULTIPART_SLACK_BYTES
     return settings.DATA_UPLOAD_MAX_MEMORY_SIZE  # None disables the check
 
 
 def too_large(request: HttpRequest, limit: int) -> HttpResponse:
     megabytes = f"{limit / (1024 * 1024):.0f} MB"
     message = f"The request is too large: at most {megabytes} can be sent at once."
-    if wants_json(request) or request.path_info.startswith("/api/"):
-        return JsonResponse(
-            {"error": {"code": "too_large", "message": message, "limit_bytes": limit}}, status=413
-        )
+    if wants_json(request):
+        return json_error(message, status=413, code="too_large", limit_bytes=limit)
     return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
 
 

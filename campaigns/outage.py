@@ -4,11 +4,11 @@ import sys
 
 from django.db import connections
 from django.db.utils import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.views.defaults import server_error as default_server_error
 
-from .ratelimit import wants_json
+from .ratelimit import json_error, wants_json
 
 logger = logging.getLogger(__name__)
 
@@ -20,12 +20,9 @@ MESSAGE = (
 
 
 def retry_later(request: HttpRequest) -> HttpResponse:
-    if wants_json(request) or request.path_info.startswith("/api/"):
-        response = JsonResponse(
-            {"error": {"code": "unavailable", "message": MESSAGE,
-                       "retry_after": RETRY_AFTER_SECONDS}},
-            status=503,
-        )
+    if wants_json(request):
+        response = json_error(MESSAGE, status=503, code="unavailable",
+                              retry_after=RETRY_AFTER_SECONDS)
     else:
         try:
             html = render_to_string("campaigns/retry_later.html", request=None)

@@ -49,8 +49,16 @@ def hit(key: str, limit: int, window: int) -> tuple[bool, int]:
 
 
 def wants_json(request: HttpRequest) -> bool:
+    """API paths and clients that ask for JSON (not browsers) get JSON errors."""
+    if request.path_info.startswith("/api/"):
+        return True
     accept = request.META.get("HTTP_ACCEPT", "")
     return "application/json" in accept and "text/html" not in accept
+
+
+def json_error(message: str, *, status: int, code: str, **extra) -> JsonResponse:
+    """The API's one error shape: {"message": ..., "extra": {"code": ..., ...}}."""
+    return JsonResponse({"message": message, "extra": {"code": code, **extra}}, status=status)
 
 
 def too_many_requests(request: HttpRequest, retry_after: int, scope: str) -> HttpResponse:
@@ -59,11 +67,8 @@ def too_many_requests(request: HttpRequest, retry_after: int, scope: str) -> Htt
         "your answers so far are saved."
     )
     if wants_json(request):
-        response = JsonResponse(
-            {"error": {"code": "rate_limited", "message": message, "scope": scope,
-                       "retry_after": retry_after}},
-            status=429,
-        )
+        response = json_error(message, status=429, code="rate_limited", scope=scope,
+                              retry_after=retry_after)
     else:
         html = render_to_string(
             "campaigns/rate_limited.html", {"retry_after": retry_after}, request=None

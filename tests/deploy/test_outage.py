@@ -21,7 +21,7 @@ def test_a_lost_connection_during_a_submit_answers_a_retry_page(client):
 def test_a_json_client_gets_a_json_retry_error(client):
     response = client.post("/closed/", {}, HTTP_ACCEPT="application/json")
     assert response.status_code == 503
-    assert response.json()["error"]["code"] == "unavailable"
+    assert response.json()["extra"]["code"] == "unavailable"
 
 
 def test_other_errors_are_still_500s(client):

@@ -51,8 +51,8 @@ def test_a_json_client_gets_a_json_error(client, settings):
     client.get("/a/json-token/1/")
     response = client.get("/a/json-token/1/", HTTP_ACCEPT="application/json")
     assert response.status_code == 429
-    assert response.json()["error"]["code"] == "rate_limited"
-    assert response.json()["error"]["scope"] == "token"
+    assert response.json()["extra"]["code"] == "rate_limited"
+    assert response.json()["extra"]["scope"] == "token"
 
 
 def test_other_paths_are_not_limited(client, settings):

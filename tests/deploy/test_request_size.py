@@ -17,12 +17,12 @@ def test_an_oversized_json_body_is_a_json_413(client, settings):
     response = client.post("/api/anything/", data="[" + "1," * 5000 + "1]",
                            content_type="application/json")
     assert response.status_code == 413
-    assert response.json()["error"]["code"] == "too_large"
+    assert response.json()["extra"]["code"] == "too_large"
 
 
 def test_uploads_are_held_to_the_import_limit_not_the_form_limit(client, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
-    settings.IMPORT_MAX_BYTES = 10
+    settings.IMPORT_MAX_BYTES = settings.API_UPLOAD_MAX_BYTES = 10
     small = client.post("/c/nothing/", {"file": ("a" * 2000)})
     assert small.status_code != 413
     big = client.post("/c/nothing/", {"text": "a" * (2 * 1024 * 1024)})
