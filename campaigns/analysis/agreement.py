@@ -1,0 +1,160 @@
+"""Inter-annotator agreement: Krippendorff's alpha at a level of measurement, with a bootstrap CI.
+
+The point estimate always comes from the `krippendorff` package. The bootstrap resamples
+items (units) with replacement; to keep a thousand resamples cheap it works on per-unit
+coincidence contributions (one matrix product for all resamples) and reproduces the package's
+formula exactly, which tests/analysis/test_agreement.py checks resample by resample.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import krippendorff
+import numpy as np
+import pandas as pd
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+N_BOOT = 1000
+
+
+@dataclass(frozen=True)
+class AlphaResult:
+    alpha: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_items: int  # units with at least two ratings (the ones alpha rests on)
+    n_raters: int
+    n_ratings: int  # pairable ratings
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def value_counts(
+    units: np.ndarray, values: np.ndarray, *, numeric: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-unit counts of each value: (counts[U, V], domain[V]); units with < 2 ratings dropped."""
+    unit_codes, unit_index = np.unique(units, return_inverse=True)
+    domain, value_index = np.unique(values, return_inverse=True)
+    counts = np.zeros((len(unit_codes), len(domain)), dtype=np.int64)
+    np.add.at(counts, (unit_index.ravel(), value_index.ravel()), 1)
+    counts = counts[counts.sum(axis=1) >= 2]
+    if numeric:
+        domain = domain.astype(float)
+    return counts, domain
+
+
+def alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> float | None:
+    """Krippendorff's alpha from the package; None when it is undefined (no pairs, one value)."""
+    if counts.shape[0] == 0 or counts.sum() < 2 or (counts.sum(axis=0) > 0).sum() < 2:
+        return None
+    if level == "nominal":
+        domain = np.arange(len(domain))  # the package wants numbers; codes keep nominal meaning
+    value = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+    return None if not np.isfinite(value) else float(value)
+
+
+def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """delta(c, k) for every pair of values; n_v has shape (B, V) for ordinal (per resample)."""
+    if level == "nominal":
+        return 1.0 - np.eye(len(domain))
+    d = domain.astype(float)
+    if level == "interval":
+        return (d[:, None] - d[None, :]) ** 2
+    if level == "ratio":
+        total = d[:, None] + d[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = ((d[:, None] - d[None, :]) / total) ** 2
+        return np.nan_to_num(out)
+    # ordinal: (sum of n_g for g between c and k) - (n_c + n_k) / 2, squared
+    cum = np.cumsum(n_v, axis=-1)
+    lo = np.minimum.outer(np.arange(len(d)), np.arange(len(d)))
+    hi = np.maximum.outer(np.arange(len(d)), np.arange(len(d)))
+    before = np.concatenate([np.zeros(n_v.shape[:-1] + (1,)), cum], axis=-1)
+    between = before[..., hi + 1] - before[..., lo]
+    return (between - (n_v[..., :, None] + n_v[..., None, :]) / 2) ** 2
+
+
+def bootstrap_alphas(
+    counts: np.ndarray, domain: np.ndarray, level: str, *, n_boot: int = N_BOOT, seed: int = 0
+) -> np.ndarray:
+    """Alpha for `n_boot` resamples of units (rows of counts), vectorised over resamples."""
+    n_units, n_values = counts.shape
+    m = counts.sum(axis=1)
+    # Each unit's coincidences: (n_u n_u^T - diag(n_u)) / (m_u - 1).
+    per_unit = (counts[:, :, None] * counts[:, None, :]).astype(float)
+    per_unit[:, np.arange(n_values), np.arange(n_values)] -= counts
+    per_unit /= (m - 1)[:, None, None]
+    flat = per_unit.reshape(n_units, -1)
+    rng = np.random.default_rng(seed)
+    coincidences = np.empty((n_boot, n_values * n_values))
+    chunk = max(1, 4_000_000 // max(n_units, 1))  # bounds the weights matrix to ~32 MB
+    for start in range(0, n_boot, chunk):
+        stop = min(n_boot, start + chunk)
+        weights = np.stack([
+            np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)
+            for _ in range(start, stop)
+        ]).astype(float)
+        coincidences[start:stop] = weights @ flat
+    coincidences = coincidences.reshape(n_boot, n_values, n_values)
+    n_v = coincidences.sum(axis=2)
+    n = n_v.sum(axis=1)
+    delta = _distances(domain, n_v, level)
+    observed = (coincidences * delta).sum(axis=(1, 2))
+    expected = (n_v[:, :, None] * n_v[:, None, :] * delta).sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alphas = 1.0 - (n - 1) * observed / expected
+    return alphas[np.isfinite(alphas)]
+
+
+def krippendorff_alpha(
+    units, raters, values, *, level: str, n_boot: int = N_BOOT, seed: int = 0
+) -> AlphaResult:
+    """Alpha over (unit, rater, value) triples, one rating per unit and rater, with a 95% CI."""
+    if level not in LEVELS:
+        raise ValueError(f"unknown level of measurement {level!r}")
+    units, raters, values = (np.asarray(a) for a in (units, raters, values))
+    keep = pd.notna(values)
+    units, raters, values = units[keep], raters[keep], values[keep]
+    numeric = level != "nominal"
+    if numeric:
+        values = values.astype(float)
+    else:
+        values = values.astype(str)
+    counts, domain = value_counts(units, values, numeric=numeric)
+    _, unit_index, unit_sizes = np.unique(units, return_inverse=True, return_counts=True)
+    n_raters = int(pd.Series(raters[unit_sizes[unit_index.ravel()] >= 2]).nunique())
+    value = alpha_from_counts(counts, domain, level)
+    low = high = None
+    if value is not None and n_boot > 0:
+        boots = bootstrap_alphas(counts, domain, level, n_boot=n_boot, seed=seed)
+        if len(boots):
+            low, high = (float(x) for x in np.percentile(boots, [2.5, 97.5]))
+    return AlphaResult(
+        alpha=value, ci_low=low, ci_high=high, n_items=int(counts.shape[0]),
+        n_raters=n_raters, n_ratings=int(counts.sum()),
+    )
+
+
+def agreement_table(frame: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """One row per (question, part): alpha, CI, items, raters, level.
+
+    `frame` holds columns unit, worker, question, part, value (one rating per unit and worker;
+    a repeated rating keeps the last); `levels` maps (question, part) to a level.
+    """
+    rows = []
+    frame = frame.dropna(subset=["value"]).drop_duplicates(
+        ["question", "part", "unit", "worker"], keep="last"
+    )
+    for (question, part), group in frame.groupby(["question", "part"], sort=False):
+        level = levels.get((question, part))
+        if level is None:
+            continue
+        result = krippendorff_alpha(
+            group["unit"].to_numpy(), group["worker"].to_numpy(), group["value"].to_numpy(),
+            level=level, n_boot=n_boot,
+        )
+        rows.append({"question": question, "part": part, "level": level, **result.as_dict()})
+    columns = ["question", "part", "level", "alpha", "ci_low", "ci_high", "n_items", "n_raters",
+               "n_ratings"]
+    return pd.DataFrame(rows, columns=columns)

@@ -1,0 +1,142 @@
+"""LLM judges next to humans: agreement with the human consensus per question or criterion.
+
+Frames hold columns item, worker, question, part, value; `levels` maps (question, part) to a
+level of measurement. Judge frames name the judge in `worker`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .agreement import krippendorff_alpha
+
+KEYS = ["question", "part"]
+COLUMNS = ["judge", "question", "part", "level", "n_items", "exact_agreement", "alpha",
+           "mean_human", "mean_judge", "mean_difference", "spearman", "spearman_p"]
+
+
+def _consensus_value(values: pd.Series, level: str):
+    """Nominal: the most frequent value (the smallest on a tie); ordinal: the lower median
+    (stays on the scale); interval: the mean."""
+    if level == "nominal":
+        counts = values.astype(str).value_counts()
+        return sorted(counts.index[counts == counts.max()])[0]
+    ordered = np.sort(values.astype(float).to_numpy())
+    if level == "ordinal":
+        return float(ordered[(len(ordered) - 1) // 2])
+    return float(ordered.mean())
+
+
+def human_consensus(frame: pd.DataFrame, levels: dict) -> pd.DataFrame:
+    """One consensus value per (question, part, item) over the human workers."""
+    rows = []
+    for (question, part, item), group in frame.dropna(subset=["value"]).groupby(
+        [*KEYS, "item"], sort=False
+    ):
+        level = levels.get((question, part))
+        if level is None:
+            continue
+        rows.append({"question": question, "part": part, "item": item,
+                     "value": _consensus_value(group["value"], level)})
+    return pd.DataFrame(rows, columns=[*KEYS, "item", "value"])
+
+
+def _paired(consensus: pd.DataFrame, judges: pd.DataFrame) -> pd.DataFrame:
+    judged = judges.dropna(subset=["value"]).drop_duplicates(
+        ["worker", *KEYS, "item"], keep="last")
+    return judged.merge(consensus, on=[*KEYS, "item"], suffixes=("_judge", "_human"))
+
+
+def _same(a, b, level: str) -> np.ndarray:
+    if level == "nominal":
+        return a.astype(str).to_numpy() == b.astype(str).to_numpy()
+    return np.isclose(a.astype(float).to_numpy(), b.astype(float).to_numpy())
+
+
+def compare_judges(consensus: pd.DataFrame, judges: pd.DataFrame, levels: dict) -> pd.DataFrame:
+    """Per judge and (question, part): exact agreement, alpha(consensus, judge), means and their
+    difference (judge minus human: positive means the judge scores higher), Spearman's rho."""
+    rows = []
+    for (judge, question, part), group in _paired(consensus, judges).groupby(
+        ["worker", *KEYS], sort=True
+    ):
+        level = levels.get((question, part))
+        if level is None:
+            continue
+        human, machine = group["value_human"], group["value_judge"]
+        n = len(group)
+        units = np.concatenate([group["item"].to_numpy()] * 2)
+        raters = np.repeat(["human", "judge"], n)
+        values = np.concatenate([human.to_numpy(), machine.to_numpy()])
+        row = {"judge": judge, "question": question, "part": part, "level": level, "n_items": n,
+               "exact_agreement": float(_same(human, machine, level).mean()),
+               "alpha": krippendorff_alpha(units, raters, values, level=level, n_boot=0).alpha,
+               "mean_human": None, "mean_judge": None, "mean_difference": None,
+               "spearman": None, "spearman_p": None}
+        if level != "nominal":
+            h, m = human.astype(float).to_numpy(), machine.astype(float).to_numpy()
+            row.update(mean_human=float(h.mean()), mean_judge=float(m.mean()),
+                       mean_difference=float((m - h).mean()))
+            if n > 2 and np.ptp(h) > 0 and np.ptp(m) > 0:
+                rho, p = stats.spearmanr(h, m)
+                row.update(spearman=float(rho), spearman_p=float(p))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _label(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def confusion_matrices(consensus: pd.DataFrame, judges: pd.DataFrame) -> list[dict]:
+    """Per judge and (question, part): counts with human values as rows, judge values as
+    columns, over the union of the values either side used."""
+    out = []
+    for (judge, question, part), group in _paired(consensus, judges).groupby(
+        ["worker", *KEYS], sort=True
+    ):
+        human = group["value_human"].map(_label)
+        machine = group["value_judge"].map(_label)
+        labels = sorted(set(human) | set(machine), key=_sort_key)
+        table = pd.crosstab(human, machine).reindex(index=labels, columns=labels, fill_value=0)
+        out.append({"judge": judge, "question": question, "part": part, "labels": labels,
+                    "matrix": table.to_numpy().astype(int).tolist()})
+    return out
+
+
+def _sort_key(label: str):
+    try:
+        return (0, float(label), "")
+    except ValueError:
+        return (1, 0.0, label)
+
+
+def side_by_side(
+    item, consensus: pd.DataFrame, judges: pd.DataFrame, texts: dict | None = None
+) -> pd.DataFrame:
+    """Seed 003's table for one item: part, text, each judge's value, the human value, and
+    whether any judge differs from the human."""
+    texts = texts or {}
+    human = consensus[consensus["item"] == item]
+    judged = judges[judges["item"] == item].drop_duplicates(["worker", *KEYS], keep="last")
+    wide = judged.pivot(index=KEYS, columns="worker", values="value") if len(judged) else None
+    names = sorted(judged["worker"].unique())
+    rows = []
+    for question, part in pd.concat([human[KEYS], judged[KEYS]]).drop_duplicates().itertuples(
+        index=False
+    ):
+        match = human[(human["question"] == question) & (human["part"] == part)]
+        h = match["value"].iloc[0] if len(match) else None
+        row = {"question": question, "part": part, "text": texts.get((question, part), part)}
+        differs = False
+        for name in names:
+            v = wide.at[(question, part), name] if (question, part) in wide.index else None
+            v = None if v is None or pd.isna(v) else v
+            row[name] = v
+            differs |= v is not None and h is not None and _label(v) != _label(h)
+        row.update(human=h, differs=differs)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=[*KEYS, "text", *names, "human", "differs"])

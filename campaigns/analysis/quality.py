@@ -1,0 +1,145 @@
+"""Quality control per worker: attention checks, gold, speed, straight-lining, bad references.
+
+Input: the long frame of human judgments (all items, control ones included) with columns
+annotation, item, worker, control ("", "attention", "gold"), control_passed (True/False/None),
+seconds, question, part, value, gold (the expected atom or None), gold_tolerance,
+bad_reference (the row belongs to a degraded "bad reference" item of a slider question) and
+rated (the atom is a judgment, not free text).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class QualityRules:
+    attention_failures_to_flag: int = 2  # crowd-platform policy: never flag on one failure
+    min_gold_accuracy: float = 0.5  # flagged below this, once the worker has min_gold items
+    min_gold: int = 2
+    too_fast_fraction: float = 0.25  # median seconds below this share of the typical worker's
+    straight_lining_min_items: int = 5
+    alpha: float = 0.05  # bad-reference test
+
+
+COLUMNS = [
+    "worker", "n_items", "attention_n", "attention_failures", "gold_n", "gold_accuracy",
+    "median_seconds", "too_fast", "straight_lining", "bad_reference_n", "bad_reference_p",
+    "bad_reference_unreliable", "flagged", "reasons",
+]
+
+
+def atom_matches_gold(value, gold, tolerance) -> bool:
+    """Numbers match within the tolerance (0 when unset); anything else must be equal."""
+    try:
+        return abs(float(value) - float(gold)) <= (float(tolerance) if pd.notna(tolerance) else 0.0)
+    except (TypeError, ValueError):
+        return str(value) == str(gold)
+
+
+def annotation_outcomes(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per annotation with its control outcome (stored, else computed from gold)."""
+    per = frame.groupby("annotation", sort=False).agg(
+        worker=("worker", "first"), item=("item", "first"), control=("control", "first"),
+        control_passed=("control_passed", "first"), seconds=("seconds", "first"),
+    )
+    checked = frame[frame["control"].ne("") & frame["gold"].notna()]
+    if len(checked):
+        ok = [atom_matches_gold(v, g, t) for v, g, t in
+              zip(checked["value"], checked["gold"], checked["gold_tolerance"], strict=True)]
+        computed = pd.Series(ok, index=checked.index).groupby(checked["annotation"]).all()
+        missing = per["control_passed"].isna() & per.index.isin(computed.index)
+        per.loc[missing, "control_passed"] = computed[per.index[missing]]
+    return per.reset_index()
+
+
+def straight_liners(frame: pd.DataFrame, min_items: int) -> set:
+    """Workers who gave the very same answer to every regular item (at least min_items)."""
+    rated = frame[frame["rated"] & frame["control"].eq("")]
+    if rated.empty:
+        return set()
+    signature = (rated["question"].astype(str) + "\x1f" + rated["part"].astype(str) + "\x1f"
+                 + rated["value"].astype(str))
+    per_annotation = signature.groupby([rated["worker"], rated["annotation"]]).apply(
+        lambda s: "\x1e".join(sorted(s))
+    )
+    by_worker = per_annotation.groupby(level=0).agg(["nunique", "size"])
+    return set(by_worker.index[(by_worker["nunique"] == 1) & (by_worker["size"] >= min_items)])
+
+
+def bad_reference_test(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """WMT's check: do a worker's bad references score significantly lower than real items?
+
+    One-sided Mann-Whitney U (bad < real) per worker over the slider questions with bad
+    references. p is None when the worker saw too few items for the test to ever reach alpha.
+    """
+    rows = []
+    bad = frame[frame["bad_reference"]]
+    for (worker, question), group in bad.groupby(["worker", "question"], sort=True):
+        real = frame[frame["worker"].eq(worker) & frame["question"].eq(question)
+                     & frame["control"].eq("") & frame["part"].eq(group["part"].iloc[0])]
+        x = group["value"].astype(float).to_numpy()
+        y = real["value"].astype(float).to_numpy()
+        p = None
+        if len(y) and 1 / comb(len(x) + len(y), len(x)) < alpha:
+            p = float(stats.mannwhitneyu(x, y, alternative="less").pvalue)
+        rows.append({"worker": worker, "bad_reference_n": len(x), "bad_reference_p": p})
+    table = pd.DataFrame(rows, columns=["worker", "bad_reference_n", "bad_reference_p"])
+    # A worker with several slider questions keeps the weakest evidence (largest p).
+    return table.groupby("worker", as_index=False).agg(
+        bad_reference_n=("bad_reference_n", "sum"),
+        bad_reference_p=("bad_reference_p", lambda s: s.max() if s.notna().any() else None),
+    )
+
+
+def worker_quality(frame: pd.DataFrame, rules: QualityRules | None = None) -> pd.DataFrame:
+    """One row per worker with each check, a `flagged` verdict and the reasons."""
+    rules = rules or QualityRules()
+    if frame.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    per = annotation_outcomes(frame)
+    regular = per[per["control"].eq("")]
+    attention = per[per["control"].eq("attention")]
+    gold = per[per["control"].eq("gold") & per["control_passed"].notna()]
+    table = pd.DataFrame({"worker": sorted(per["worker"].unique())}).set_index("worker")
+    table["n_items"] = regular.groupby("worker").size()
+    table["attention_n"] = attention.groupby("worker").size()
+    table["attention_failures"] = attention[attention["control_passed"].eq(False)].groupby(
+        "worker").size()
+    table["gold_n"] = gold.groupby("worker").size()
+    table[["n_items", "attention_n", "attention_failures", "gold_n"]] = table[
+        ["n_items", "attention_n", "attention_failures", "gold_n"]].fillna(0).astype(int)
+    table["gold_accuracy"] = gold.groupby("worker")["control_passed"].apply(
+        lambda s: float(np.mean(s.astype(bool))))
+    table["median_seconds"] = per.groupby("worker")["seconds"].median()
+    typical = table["median_seconds"].median()
+    table["too_fast"] = (table["median_seconds"] < rules.too_fast_fraction * typical).fillna(False)
+    table["straight_lining"] = table.index.isin(
+        straight_liners(frame, rules.straight_lining_min_items))
+    table = table.join(bad_reference_test(frame, rules.alpha).set_index("worker"))
+    table["bad_reference_n"] = table["bad_reference_n"].fillna(0).astype(int)
+    table["bad_reference_unreliable"] = table["bad_reference_p"].apply(
+        lambda p: bool(p >= rules.alpha) if pd.notna(p) else False)
+    table["reasons"] = [_reasons(row, rules) for row in table.itertuples()]
+    table["flagged"] = table["reasons"].map(bool)
+    table = table.reset_index()
+    return table.astype(object).where(table.notna(), None)[COLUMNS]
+
+
+def _reasons(row, rules: QualityRules) -> list[str]:
+    reasons = []
+    if row.attention_failures >= rules.attention_failures_to_flag:
+        reasons.append(f"failed {row.attention_failures} attention checks")
+    if row.gold_n >= rules.min_gold and row.gold_accuracy < rules.min_gold_accuracy:
+        reasons.append(f"gold accuracy {row.gold_accuracy:.0%}")
+    if row.too_fast:
+        reasons.append(f"too fast (median {row.median_seconds:.1f} s)")
+    if row.straight_lining:
+        reasons.append("same answer for every item")
+    if row.bad_reference_unreliable:
+        reasons.append(f"bad references not scored lower (p = {row.bad_reference_p:.2f})")
+    return reasons

@@ -1,0 +1,353 @@
+"""The analysis selector: the ORM as one tidy long frame, and every statistics table from it.
+
+`annotations_frame` is the only place that reads annotations for analysis; the statistics
+themselves are pure functions in campaigns/analysis/.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from django.db.models.fields.json import KT
+
+from ..analysis import agreement, judges, quality, scores
+from ..models import Annotation, Campaign, Item, Worker
+from ..pseudonyms import worker_pseudonym
+from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
+
+# Kinds whose atoms are plain JSON lookups (the whole answer, or one key of it for a rubric):
+# PostgreSQL / SQLite extract them, which keeps a million-row frame fast. Others go through
+# the kind's atoms() in Python.
+PATH_KINDS = {"likert", "choice", "slider", "text", "rubric"}
+FRAME_COLUMNS = [
+    "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
+    "question", "part", "value", "seconds", "control", "control_passed", "gold",
+    "gold_tolerance", "bad_reference", "rated", "level",
+]
+LLM = Worker.Platform.LLM
+
+
+def is_free_text(question, part: str) -> bool:
+    """Free-text atoms (comments, rewrites, 'other' reasons) carry no rating to agree on."""
+    if question.kind == "text":
+        return True
+    if question.kind == "lines" and question.followup:
+        return part.endswith(f".{question.followup.id}")
+    return question.kind == "flags" and part == "other"
+
+
+def _level(question, part: str) -> str | None:
+    return None if is_free_text(question, part) else question.part_measurement(part)
+
+
+def _path_fields(schema: TaskSchema) -> list[tuple[object, str, str]]:
+    fields = []
+    for q in schema.questions:
+        if q.kind == "rubric":
+            fields += [(q, part, f"answers__{q.id}__{part}") for part in q.parts()]
+        elif q.kind in PATH_KINDS:
+            fields.append((q, "", f"answers__{q.id}"))
+    return fields
+
+
+def _typed(values: pd.Series, level: str | None) -> pd.Series:
+    if level in ("ordinal", "interval", "ratio"):
+        return pd.to_numeric(values, errors="coerce")
+    return values
+
+
+def _long_rows(schema: TaskSchema, base: pd.DataFrame, raw: list, fields, slow) -> pd.DataFrame:
+    parts = []
+    for n, (q, part, _) in enumerate(fields):
+        level = _level(q, part)
+        column = pd.Series([r[5 + n] for r in raw], dtype=object)
+        keep = column.notna().to_numpy()
+        parts.append(base[keep].assign(
+            question=q.id, part=part, value=_typed(column[keep], level).to_numpy(),
+            rated=level is not None, level=level))
+    if slow:
+        records = []
+        for index, r in enumerate(raw):
+            answers = r[-1] or {}
+            for q in slow:
+                if answers.get(q.id) is None:
+                    continue
+                for part, value in q.atoms(answers[q.id]):
+                    level = _level(q, part)
+                    records.append((index, q.id, part, value, level is not None, level))
+        if records:
+            idx, qid, part, value, rated, level = zip(*records, strict=True)
+            parts.append(base.iloc[list(idx)].assign(
+                question=qid, part=part, value=pd.Series(value, dtype=object).to_numpy(),
+                rated=rated, level=level))
+    if not parts:
+        return base.assign(question=None, part=None, value=None, rated=False, level=None)[:0]
+    return pd.concat(parts, ignore_index=True)
+
+
+def annotations_frame(*, campaign: Campaign, schema: TaskSchema | None = None) -> pd.DataFrame:
+    """One row per atomic judgment (annotation x question part) with item and worker facts.
+
+    Columns: FRAME_COLUMNS. `value` is a float for ordinal/interval parts and the stored value
+    otherwise; `level` is the part's level of measurement (None for free text, rated=False);
+    `gold` is the item's expected atom (control items), `bad_reference` marks slider atoms of
+    gold items whose expected score lies in the bottom quarter of the scale (WMT's degraded
+    references).
+    """
+    schema = schema or parse_schema(campaign.schema)
+    fields = _path_fields(schema)
+    slow = [q for q in schema.questions if q.kind not in PATH_KINDS]
+    names = {f"v{n}": KT(path) for n, (_, _, path) in enumerate(fields)}
+    columns = ["id", "item_id", "worker_id", "seconds_spent", "control_passed", *names]
+    raw = list(Annotation.objects.filter(campaign=campaign).order_by().annotate(**names)
+               .values_list(*columns, *(["answers"] if slow else [])))
+    base = pd.DataFrame({
+        "annotation": np.fromiter((r[0] for r in raw), dtype=np.int64, count=len(raw)),
+        "item": np.fromiter((r[1] for r in raw), dtype=np.int64, count=len(raw)),
+        "worker": np.fromiter((r[2] for r in raw), dtype=np.int64, count=len(raw)),
+        "seconds": np.fromiter((np.nan if r[3] is None else r[3] for r in raw), dtype=float,
+                               count=len(raw)),
+        "control_passed": pd.Series([r[4] for r in raw], dtype=object),
+    })
+    frame = _long_rows(schema, base, raw, fields, slow)
+    return _with_facts(frame, campaign, schema)
+
+
+def _with_facts(frame: pd.DataFrame, campaign: Campaign, schema: TaskSchema) -> pd.DataFrame:
+    items = pd.DataFrame.from_records(
+        Item.objects.filter(campaign=campaign).order_by().values_list(
+            "id", "external_id", "system", "control", "gold", "gold_tolerance", "data"),
+        columns=["id", "external_id", "system", "control", "gold_answers", "gold_tolerance",
+                 "data"]).set_index("id")
+    workers = pd.DataFrame.from_records(
+        Worker.objects.filter(campaign=campaign).order_by().values_list(
+            "id", "platform", "platform_id"),
+        columns=["id", "platform", "platform_id"]).set_index("id")
+    workers["worker_name"] = [
+        pid if platform == LLM else
+        worker_pseudonym(campaign_id=campaign.pk, platform=platform, platform_id=pid)
+        for platform, pid in zip(workers["platform"], workers["platform_id"], strict=True)]
+    at_item = items.index.get_indexer(frame["item"])
+    at_worker = workers.index.get_indexer(frame["worker"])
+    frame = frame.assign(
+        external_id=items["external_id"].to_numpy()[at_item] if len(items) else None,
+        system=items["system"].to_numpy()[at_item] if len(items) else None,
+        control=items["control"].to_numpy()[at_item] if len(items) else None,
+        gold_tolerance=items["gold_tolerance"].to_numpy()[at_item] if len(items) else None,
+        platform=workers["platform"].to_numpy()[at_worker] if len(workers) else None,
+        worker_name=workers["worker_name"].to_numpy()[at_worker] if len(workers) else None,
+    )
+    gold, bad = _gold_atoms(items[items["control"] != ""], schema)
+    keys = list(zip(frame["item"], frame["question"], frame["part"], strict=True)) if gold else []
+    frame["gold"] = [gold.get(k) for k in keys] if gold else None
+    frame["bad_reference"] = [k in bad for k in keys] if bad else False
+    return frame[FRAME_COLUMNS]
+
+
+def _gold_atoms(control_items: pd.DataFrame, schema: TaskSchema) -> tuple[dict, set]:
+    """Expected atoms {(item, question, part): value} and the bad-reference slider atoms."""
+    expected: dict = {}
+    bad: set = set()
+    for item_id, row in control_items.iterrows():
+        if not isinstance(row["gold_answers"], dict):
+            continue
+        try:
+            cleaned = validate_answers(schema, row["gold_answers"], row["data"], partial=True)
+        except AnswerInvalid:
+            continue
+        for q in schema.questions:
+            if q.id not in cleaned:
+                continue
+            for part, value in q.atoms(cleaned[q.id]):
+                if value is None:
+                    continue
+                expected[(item_id, q.id, part)] = value
+                if q.kind == "slider" and value <= q.min + (q.max - q.min) / 4:
+                    bad.add((item_id, q.id, part))
+    return expected, bad
+
+
+# ---------------------------------------------------------------- statistics from the frame
+
+NUMERIC = ("ordinal", "interval", "ratio")
+
+
+def records(table: pd.DataFrame) -> list[dict]:
+    """A table as JSON-ready rows: numpy scalars as Python numbers, NaN as None."""
+    out = []
+    for row in table.to_dict(orient="records"):
+        out.append({k: _plain(v) for k, v in row.items()})
+    return out
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def _agreement_input(rated: pd.DataFrame) -> pd.DataFrame:
+    """Units are items; a per-line label is its own unit ("<item>.<line>", part "label")."""
+    unit = rated["item"].astype(str)
+    part = rated["part"].astype(str)
+    per_line = part.str.fullmatch(r"\d+\.label")
+    unit = unit.where(~per_line, unit + "." + part.str.split(".").str[0])
+    return rated.assign(unit=unit.to_numpy(), part=part.where(~per_line, "label").to_numpy())
+
+
+def _levels(frame: pd.DataFrame) -> dict:
+    pairs = frame[["question", "part", "level"]].drop_duplicates(["question", "part"])
+    return {(q, p): lv for q, p, lv in pairs.itertuples(index=False)}
+
+
+def _part_texts(schema: TaskSchema) -> dict:
+    texts = {}
+    for q in schema.questions:
+        if q.kind == "rubric":
+            texts.update({(q.id, c.id): f"{c.text}: {c.min}-{c.max}" for c in q.criteria})
+            texts[(q.id, "total")] = f"Total: 0-{q.max_total}"
+        else:
+            texts[(q.id, "")] = q.text
+    return texts
+
+
+def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(human judgments, LLM-judge judgments)."""
+    is_llm = frame["platform"].eq(LLM)
+    return frame[~is_llm], frame[is_llm]
+
+
+def _human_tables(humans: pd.DataFrame, n_boot: int) -> dict[str, pd.DataFrame]:
+    rated = humans[humans["rated"] & humans["control"].eq("")]
+    agree = _agreement_input(rated)
+    numeric = rated[rated["level"].isin(NUMERIC)].assign(
+        value=lambda f: f["value"].astype(float), worker=lambda f: f["worker_name"])
+    return {
+        "agreement": agreement.agreement_table(agree, _levels(agree), n_boot=n_boot),
+        "system_scores": scores.system_scores(numeric, n_boot=n_boot),
+        "ranking": scores.system_ranking(numeric),
+        "pairwise": scores.pairwise_tests(numeric),
+    }
+
+
+def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame) -> dict:
+    rated = humans[humans["rated"] & humans["control"].eq("")]
+    judged = llm[llm["rated"] & llm["control"].eq("")].assign(worker=lambda f: f["worker_name"])
+    levels = _levels(rated)
+    consensus = judges.human_consensus(rated, levels)
+    return {
+        "judges": judges.compare_judges(consensus, judged, levels),
+        "confusion": judges.confusion_matrices(consensus, judged),
+        "judged_items": sorted(set(judged["external_id"]) & set(rated["external_id"])),
+    }
+
+
+def _quality(humans: pd.DataFrame) -> pd.DataFrame:
+    table = quality.worker_quality(humans.assign(worker=humans["worker_name"]))
+    return table
+
+
+def flagged_worker_ids(*, campaign: Campaign) -> set[int]:
+    """Database ids of the human workers that quality control flags in this campaign."""
+    frame = annotations_frame(campaign=campaign)
+    humans, _ = split_frame(frame)
+    if humans.empty:
+        return set()
+    table = _quality(humans)
+    flagged_names = set(table[table["flagged"].astype(bool)]["worker"])
+    names = humans.drop_duplicates("worker")
+    return {int(w) for w, n in zip(names["worker"], names["worker_name"], strict=True)
+            if n in flagged_names}
+
+
+def _changes(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) -> dict:
+    """What excluding flagged workers changes: alpha per part, mean z and rank per system."""
+    keys = ["question", "part"]
+    alpha = before["agreement"][[*keys, "alpha", "n_raters"]].merge(
+        after["agreement"][[*keys, "alpha", "n_raters"]], on=keys, how="outer",
+        suffixes=("_all", "_excluded"))
+    alpha["alpha_change"] = alpha["alpha_excluded"] - alpha["alpha_all"]
+    rank = before["ranking"][[*keys, "system", "mean_z", "rank"]].merge(
+        after["ranking"][[*keys, "system", "mean_z", "rank"]], on=[*keys, "system"], how="outer",
+        suffixes=("_all", "_excluded"))
+    rank["rank_change"] = rank["rank_all"] - rank["rank_excluded"]
+    return {"agreement": records(alpha), "ranking": records(rank)}
+
+
+def _progress(campaign: Campaign) -> list[dict]:
+    from django.db.models import Count
+    from django.db.models.functions import TruncDate
+
+    rows = (Annotation.objects.filter(campaign=campaign).exclude(worker__platform=LLM)
+            .annotate(day=TruncDate("created_at")).values("day").annotate(n=Count("id"))
+            .order_by("day"))
+    total = 0
+    out = []
+    for row in rows:
+        total += row["n"]
+        out.append({"day": row["day"].isoformat(), "annotations": row["n"], "cumulative": total})
+    return out
+
+
+def campaign_statistics(
+    *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT
+) -> dict:
+    """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
+
+    With `exclude_flagged`, workers flagged by quality control leave every statistic (the
+    quality table still lists them) and `changes` compares the figures with and without them.
+    """
+    schema = parse_schema(campaign.schema)
+    frame = annotations_frame(campaign=campaign, schema=schema)
+    humans, llm = split_frame(frame)
+    quality_table = _quality(humans)
+    flagged = set(quality_table[quality_table["flagged"].astype(bool)]["worker"])
+    used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
+    tables = _human_tables(used, n_boot)
+    judge = _judge_tables(used, llm)
+    changes = None
+    if exclude_flagged:
+        changes = _changes(_human_tables(humans, n_boot=0), _human_tables(used, n_boot=0))
+    return {
+        "campaign": campaign.slug,
+        "exclude_flagged": exclude_flagged,
+        "counts": {
+            "annotations": int(humans["annotation"].nunique()),
+            "annotations_used": int(used["annotation"].nunique()),
+            "workers": int(humans["worker"].nunique()),
+            "flagged_workers": len(flagged),
+            "judges": sorted(llm["worker_name"].unique().tolist()),
+        },
+        "levels": [{"question": q, "part": p, "level": lv}
+                   for (q, p), lv in _levels(humans[humans["rated"]]).items()],
+        "progress": _progress(campaign),
+        **{name: records(table) for name, table in tables.items()},
+        "quality": records(quality_table),
+        "flagged_workers": sorted(flagged),
+        "judges": records(judge["judges"]),
+        "confusion": judge["confusion"],
+        "judged_items": judge["judged_items"],
+        "part_texts": [{"question": q, "part": p, "text": t}
+                       for (q, p), t in _part_texts(schema).items()],
+        "changes": changes,
+    }
+
+
+def item_side_by_side(*, campaign: Campaign, external_id: str) -> list[dict]:
+    """Seed 003's table for one item: each judge's value next to the human consensus."""
+    schema = parse_schema(campaign.schema)
+    frame = annotations_frame(campaign=campaign, schema=schema)
+    frame = frame[frame["external_id"].eq(external_id) & frame["rated"]]
+    humans, llm = split_frame(frame)
+    consensus = judges.human_consensus(humans, _levels(humans))
+    table = judges.side_by_side(
+        frame["item"].iloc[0] if len(frame) else None, consensus,
+        llm.assign(worker=llm["worker_name"]), _part_texts(schema))
+    return records(table)

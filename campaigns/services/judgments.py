@@ -1,0 +1,246 @@
+"""LLM-judge import: raw judge output per item, parsed as a literal, stored as annotations.
+
+A judge is a Worker of platform "llm" whose platform id is the judge's name; its answers live
+in one submitted Assignment per judge. Judges hold no item slots: an item's slots_taken and
+annotations_done count human work only. The same function imports past human results
+(platform "account" or "link"), e.g. expert scores published with a dataset.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from ..importing import ImportRejected, RowError, decode, detect_format, read_records
+from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from ..schema import AnswerInvalid, SchemaInvalid, TaskSchema, parse_schema, validate_answers
+
+MAX_OUTPUT_CHARS = 50_000  # literal_eval of a huge or deeply nested text costs memory
+ITEM_COLUMNS = ("item", "item_id", "external_id", "id")
+JUDGE_COLUMNS = ("judge", "model")
+OUTPUT_COLUMNS = ("output", "raw_output", "raw", "response")
+FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class JudgmentRow:
+    row: int
+    external_id: str
+    judge: str
+    output: str
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class JudgmentImportResult:
+    created: int
+    updated: int
+    judges: list[str]
+
+
+class OutputInvalid(ValueError):
+    """A judge's output is not a dictionary literal that fits the schema."""
+
+
+def parse_judge_output(text: str) -> dict:
+    """The dict literal in a judge's output (maybe inside prose or a ``` fence); never eval'd."""
+    if not isinstance(text, str) or not text.strip():
+        raise OutputInvalid("the output is empty")
+    if len(text) > MAX_OUTPUT_CHARS:
+        raise OutputInvalid(f"the output is longer than {MAX_OUTPUT_CHARS} characters")
+    fenced = FENCE.search(text)
+    body = fenced.group(1) if fenced else text
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end < start:
+        raise OutputInvalid("no {...} dictionary found in the output")
+    try:
+        parsed = ast.literal_eval(body[start : end + 1])
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+        raise OutputInvalid(f"the dictionary does not parse ({type(exc).__name__})") from None
+    if not isinstance(parsed, dict):
+        raise OutputInvalid("expected a dictionary")
+    return parsed
+
+
+def judge_answers(schema: TaskSchema, parsed: dict) -> dict[str, Any]:
+    """Map a judge's dict to answers keyed by question id.
+
+    Keys that are question ids are taken as they are. Otherwise the schema must have one
+    rubric question and the keys name its criteria: by position (1, "1", ...) as in seed 003's
+    prompt, or by id ("C7", case-insensitive).
+    """
+    keys = {str(k) for k in parsed}
+    if keys and keys <= {q.id for q in schema.questions}:
+        return {str(k): v for k, v in parsed.items()}
+    rubrics = [q for q in schema.questions if q.kind == "rubric"]
+    if len(rubrics) != 1:
+        ids = ", ".join(q.id for q in schema.questions)
+        raise OutputInvalid(f"keys {sorted(keys)} are not question ids ({ids})")
+    rubric = rubrics[0]
+    by_id = {c.id.lower(): c.id for c in rubric.criteria}
+    mapped: dict[str, Any] = {}
+    for key, value in parsed.items():
+        name = str(key).strip()
+        if isinstance(key, bool):
+            raise OutputInvalid(f"key {key!r} names no criterion")
+        if name.isdigit():
+            n = int(name)
+            if not 1 <= n <= len(rubric.criteria):
+                raise OutputInvalid(f"criterion {n} is outside 1-{len(rubric.criteria)}")
+            name = rubric.criteria[n - 1].id
+        elif name.lower() in by_id:
+            name = by_id[name.lower()]
+        elif name.lower() != "total":
+            raise OutputInvalid(f"key {key!r} names no criterion of {rubric.id!r}")
+        if name in mapped:
+            raise OutputInvalid(f"criterion {name} is scored twice")
+        mapped[name if name.lower() != "total" else "total"] = value
+    return {rubric.id: mapped}
+
+
+def read_judgment_file(content: bytes, filename: str, *, judge: str | None = None
+                       ) -> list[JudgmentRow]:
+    """Rows (item, judge, output) from a CSV, TSV or JSONL file; `judge` fills a missing column."""
+    fmt = detect_format(filename)
+    text = decode(content)
+    rows, errors = [], []
+    for row, line, record in read_records(text, fmt):
+        if isinstance(record, RowError):
+            errors.append(record)
+            continue
+        if not isinstance(record, dict):
+            errors.append(RowError(row, "", "expected an object with item, judge and output", line))
+            continue
+        item = _first(record, ITEM_COLUMNS)
+        name = _first(record, JUDGE_COLUMNS) or judge
+        output = _first(record, OUTPUT_COLUMNS)
+        missing = [what for what, value in (("item", item), ("judge", name), ("output", output))
+                   if value in (None, "")]
+        if missing:
+            errors.append(RowError(row, "", f"missing {', '.join(missing)}", line))
+            continue
+        if not isinstance(output, str):  # JSONL may carry the dict itself
+            output = repr(output)
+        rows.append(JudgmentRow(row, str(item).strip(), str(name).strip(), output, line))
+    if errors:
+        raise ImportRejected(errors)
+    if not rows:
+        raise ImportRejected([RowError(None, "", "the file has no judgments")])
+    return rows
+
+
+def _first(record: dict, names: tuple[str, ...]):
+    for name in names:
+        if record.get(name) not in (None, ""):
+            return record[name]
+    return None
+
+
+def judgments_import(
+    *, campaign: Campaign, rows: list[JudgmentRow], platform: str = Worker.Platform.LLM
+) -> JudgmentImportResult:
+    """Store every judgment or none; raise ImportRejected with row-numbered errors.
+
+    Re-importing the same judge and item updates its annotation instead of adding one.
+    """
+    if platform not in Worker.Platform.values:
+        raise ImportRejected([RowError(None, "", f"unknown platform {platform!r}")])
+    try:
+        schema = parse_schema(campaign.schema)
+    except SchemaInvalid as exc:
+        raise ImportRejected([RowError(None, "", f"the campaign's schema is invalid: {exc}")]
+                             ) from None
+    cleaned = _check_rows(campaign, schema, rows)
+    with transaction.atomic():
+        return _store(campaign, platform, cleaned)
+
+
+def _check_rows(campaign: Campaign, schema: TaskSchema, rows: list[JudgmentRow]) -> list[tuple]:
+    items = {i.external_id: i for i in Item.objects.filter(
+        campaign=campaign, external_id__in={r.external_id for r in rows}).only(
+        "id", "external_id", "data")}
+    errors: list[RowError] = []
+    seen: dict[tuple[str, str], int] = {}
+    cleaned = []
+    for r in rows:
+        if not r.judge or len(r.judge) > 200:
+            errors.append(RowError(r.row, "judge", "a judge name of 1-200 characters", r.line))
+            continue
+        item = items.get(r.external_id)
+        if item is None:
+            errors.append(RowError(r.row, "item", f"no item {r.external_id!r} in this campaign",
+                                   r.line))
+            continue
+        if (r.judge, r.external_id) in seen:
+            errors.append(RowError(r.row, "item", f"{r.judge} judged {r.external_id!r} already "
+                                   f"in row {seen[(r.judge, r.external_id)]}", r.line))
+            continue
+        seen[(r.judge, r.external_id)] = r.row
+        try:
+            answers = validate_answers(schema, judge_answers(schema, parse_judge_output(r.output)),
+                                       item.data)
+        except OutputInvalid as exc:
+            errors.append(RowError(r.row, "output", str(exc), r.line))
+            continue
+        except AnswerInvalid as exc:
+            errors.extend(RowError(r.row, f"output.{path}" if path else "output", message, r.line)
+                          for path, message in exc.errors.items())
+            continue
+        cleaned.append((r.judge, item, answers))
+    if errors:
+        raise ImportRejected(errors)
+    return cleaned
+
+
+def _judge_assignment(campaign: Campaign, platform: str, name: str) -> Assignment:
+    worker, _ = Worker.objects.get_or_create(campaign=campaign, platform=platform,
+                                             platform_id=name)
+    assignment = (Assignment.objects.select_for_update()
+                  .filter(campaign=campaign, worker=worker,
+                          status=Assignment.Status.SUBMITTED).order_by("id").first())
+    if assignment is None:
+        now = timezone.now()
+        assignment = Assignment.objects.create(
+            campaign=campaign, worker=worker, status=Assignment.Status.SUBMITTED,
+            deadline=now, submitted_at=now)
+    return assignment
+
+
+def _store(campaign: Campaign, platform: str, cleaned: list[tuple]) -> JudgmentImportResult:
+    created = updated = 0
+    by_judge: dict[str, list[tuple[Item, dict]]] = {}
+    for name, item, answers in cleaned:
+        by_judge.setdefault(name, []).append((item, answers))
+    for name, judged in by_judge.items():
+        assignment = _judge_assignment(campaign, platform, name)
+        existing = {a.item_id: a for a in Annotation.objects.filter(
+            assignment=assignment, item__in=[i for i, _ in judged])}
+        fresh = [(item, answers) for item, answers in judged if item.pk not in existing]
+        now = timezone.now()
+        for item, answers in judged:
+            if item.pk in existing:
+                existing[item.pk].answers = answers
+                existing[item.pk].updated_at = now  # bulk_update skips auto_now
+        if existing:
+            Annotation.objects.bulk_update(list(existing.values()), ["answers", "updated_at"])
+        _add_slots(assignment, [item for item, _ in fresh])
+        Annotation.objects.bulk_create([
+            Annotation(campaign=campaign, assignment=assignment, item=item,
+                       worker_id=assignment.worker_id, answers=answers)
+            for item, answers in fresh])
+        created += len(fresh)
+        updated += len(existing)
+    return JudgmentImportResult(created=created, updated=updated, judges=sorted(by_judge))
+
+
+def _add_slots(assignment: Assignment, items: list[Item]) -> None:
+    """Keep the assignment's item list complete; holds_slot=False: judges take no item's slot."""
+    last = assignment.slots.aggregate(n=Max("position"))["n"] or 0
+    AssignmentItem.objects.bulk_create([
+        AssignmentItem(assignment=assignment, item=item, position=last + n, holds_slot=False)
+        for n, item in enumerate(items, start=1)])
