@@ -46,7 +46,7 @@ class CsvWriter(ExportWriter):
 
 
 class CsvLongWriter(ExportWriter):
-    """csv-long: one row per atomic judgment (the tidy form): meta columns, question, part, value."""
+    """csv-long: one row per atomic judgment (tidy form): meta columns, question, part, value."""
 
     extension, content_type = "csv", "text/csv"
 
