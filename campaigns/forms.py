@@ -179,7 +179,7 @@ def _likert(q, value, item_data, errors):
     for c in choices:  # "1 (low)" shows as the value badge and "(low)"; "terrible" as is
         label = c["option"].label
         c["label"] = label[len(c["value"]):].strip() if label.startswith(c["value"]) else label
-    return {"choices": choices}
+    return {"choices": choices, "described": any(p.description for p in q.points)}
 
 
 def _choice(q, value, item_data, errors):

@@ -1,0 +1,103 @@
+"""The finish and completion pages: the code only after the work is saved; platform hand-back."""
+import pytest
+from django.urls import reverse
+
+from campaigns.models import Assignment
+from campaigns.services.completion import completion_code_for
+from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
+
+pytestmark = pytest.mark.django_db
+
+
+def finish(assignment):
+    return reverse("campaigns:finish", args=[assignment.token])
+
+
+def done(assignment):
+    return reverse("campaigns:done", args=[assignment.token])
+
+
+def answer_all(client, assignment, post=VALID_CONTINUATION):
+    for position in range(1, assignment.slots.count() + 1):
+        assert client.post(item_url(assignment, position), post).status_code == 302
+
+
+def test_the_code_appears_in_no_page_before_the_work_is_submitted(client, continuation):
+    seen = [client.get(reverse("campaigns:entry", args=[continuation.slug]), PROLIFIC)]
+    assignment = start(client, continuation)
+    code = completion_code_for(assignment)
+    for position in (1, 2, 3):
+        seen.append(client.get(item_url(assignment, position)))
+        seen.append(client.post(item_url(assignment, position), {"q-coherence": "9"}))
+        client.post(item_url(assignment, position), VALID_CONTINUATION)
+    seen.append(client.get(finish(assignment)))
+    seen.append(client.get(done(assignment), follow=True))
+    for response in seen:
+        assert code.encode() not in response.content
+    response = client.post(finish(assignment), follow=True)
+    assert code.encode() in response.content
+
+
+def test_finish_with_unanswered_items_explains_and_keeps_the_work(client, continuation):
+    assignment = start(client, continuation)
+    client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    page = client.get(finish(assignment)).content.decode()
+    assert "1 of 3 answered" in page and "not answered yet" in page
+    response = client.post(finish(assignment))
+    assert response.status_code == 409
+    assert b"2, 3" in response.content
+    assignment.refresh_from_db()
+    assert assignment.status == "active"
+
+
+def test_done_before_submitting_goes_to_the_finish_page(client, continuation):
+    assignment = start(client, continuation)
+    assert client.get(done(assignment))["Location"] == finish(assignment)
+
+
+def test_a_plain_campaign_shows_a_per_assignment_code(client, continuation):
+    assignment = start(client, continuation)
+    answer_all(client, assignment)
+    response = client.post(finish(assignment))
+    assert response["Location"] == done(assignment)
+    assignment.refresh_from_db()
+    html = client.get(done(assignment)).content.decode()
+    assert assignment.status == "submitted"
+    assert assignment.completion_code and assignment.completion_code in html
+    assert "externalSubmit" not in html and "prolific" not in html.lower()
+
+
+def test_prolific_gets_a_button_to_the_redirect_url_with_the_code(client, translation_campaign):
+    assignment = start(client, translation_campaign)
+    answer_all(client, assignment, {"q-acceptability": "70", "q-acceptability__moved": "1"})
+    html = client.post(finish(assignment), follow=True).content.decode()
+    assert 'href="https://app.prolific.com/submissions/complete?cc=C7Q2M4TA"' in html
+    assert "C7Q2M4TA" in html
+
+
+def test_mturk_gets_a_form_posting_assignment_id_and_the_code(client, continuation):
+    params = {"workerId": "A1B2C3", "assignmentId": "3XYZ", "hitId": "H1",
+              "turkSubmitTo": "https://www.mturk.com"}
+    assignment = start(client, continuation, params=params)
+    answer_all(client, assignment)
+    html = client.post(finish(assignment), follow=True).content.decode()
+    assignment.refresh_from_db()
+    assert 'action="https://www.mturk.com/mturk/externalSubmit"' in html
+    assert 'name="assignmentId" value="3XYZ"' in html
+    assert f'value="{assignment.completion_code}"' in html
+
+
+def test_finishing_twice_is_harmless(client, continuation):
+    assignment = start(client, continuation)
+    answer_all(client, assignment)
+    assert client.post(finish(assignment))["Location"] == done(assignment)
+    assert client.post(finish(assignment))["Location"] == done(assignment)
+    assert Assignment.objects.get().status == "submitted"
+
+
+def test_a_returning_worker_after_submitting_gets_new_work_or_a_clear_page(client, continuation):
+    assignment = start(client, continuation)
+    answer_all(client, assignment)
+    client.post(finish(assignment))
+    response = client.get(reverse("campaigns:entry", args=[continuation.slug]), PROLIFIC)
+    assert response.status_code == 200  # the start page again, not the old assignment

@@ -1,0 +1,176 @@
+"""The study link /c/<slug>/: platforms, consent, intake, resuming, closed campaigns."""
+import pytest
+from django.urls import reverse
+
+from campaigns.models import Assignment, Campaign, Worker
+from tests.factories import make_campaign, make_items
+from tests.views.conftest import PROLIFIC, item_url, start
+
+pytestmark = pytest.mark.django_db
+
+INTAKE = [
+    {"id": "age", "kind": "choice", "text": "Your age",
+     "options": [{"value": "18-24", "label": "18-24"}, {"value": "25-34", "label": "25-34"}]},
+    {"id": "language_region", "kind": "text", "text": "Language Region", "multiline": False},
+]
+
+
+def entry(slug):
+    return reverse("campaigns:entry", args=[slug])
+
+
+def test_it_shows_instructions_examples_and_consent(client, owner):
+    campaign = make_campaign(owner=owner, instructions="Rate **carefully**.",
+                             examples="Example <b>one</b>", consent_text="You must be 18.")
+    response = client.get(entry(campaign.slug), PROLIFIC)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<strong>carefully</strong>" in html
+    assert "Example" in html
+    assert "You must be 18." in html
+    assert 'name="consent"' in html and 'id="consent"' in html
+    assert f'value="{PROLIFIC["PROLIFIC_PID"]}"' in html
+
+
+@pytest.mark.parametrize("status", ["paused", "closed", "draft"])
+def test_a_campaign_that_is_not_live_says_so_and_hands_out_nothing(client, owner, status):
+    campaign = make_campaign(owner=owner, status=status)
+    make_items(campaign, 2)
+    response = client.get(entry(campaign.slug), PROLIFIC)
+    assert response.status_code == 200
+    assert b"<form" not in response.content
+    assert {"paused": b"paused", "closed": b"closed", "draft": b"not started"}[status] in \
+        response.content
+    response = client.post(entry(campaign.slug), PROLIFIC)
+    assert response.status_code == 409
+    assert not Assignment.objects.exists()
+
+
+def test_an_unknown_campaign_is_404(client):
+    assert client.get(entry("nope")).status_code == 404
+
+
+def test_a_prolific_worker_starts_and_lands_on_the_first_item(client, continuation):
+    response = client.post(entry(continuation.slug), PROLIFIC)
+    assignment = Assignment.objects.get()
+    assert response["Location"] == item_url(assignment, 1)
+    assert assignment.worker.platform == "prolific"
+    assert assignment.worker.platform_id == PROLIFIC["PROLIFIC_PID"]
+    assert (assignment.study_id, assignment.session_id) == ("study-1", "session-1")
+
+
+def test_get_never_claims_work(client, continuation):
+    client.get(entry(continuation.slug), PROLIFIC)
+    assert not Assignment.objects.exists()
+
+
+def test_the_same_prolific_id_resumes_the_open_assignment(client, continuation):
+    assignment = start(client, continuation)
+    client.post(item_url(assignment), {"q-coherence": "3", "q-sentiment": "3"})
+    other_browser = client.__class__()
+    response = other_browser.get(entry(continuation.slug), PROLIFIC)
+    assert response.status_code == 302
+    assert response["Location"] == item_url(assignment, 2)
+    again = start(other_browser, continuation)
+    assert again == assignment
+    assert Assignment.objects.count() == 1
+
+
+def test_a_plain_link_worker_is_known_by_a_long_random_cookie(client, continuation):
+    response = client.get(entry(continuation.slug))
+    cookie = response.cookies["annotate_wid"]
+    assert cookie["httponly"]
+    assignment = start(client, continuation, params={})
+    assert assignment.worker.platform == "link"
+    assert len(assignment.worker.platform_id) >= 40
+    response = client.get(entry(continuation.slug))
+    assert response.status_code == 302 and response["Location"] == item_url(assignment, 1)
+    stranger = client.__class__()
+    assert stranger.get(entry(continuation.slug)).status_code == 200
+
+
+def test_mturk_preview_shows_a_sample_item_and_claims_nothing(client, continuation):
+    response = client.get(entry(continuation.slug), {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE",
+                                                     "hitId": "H1"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "preview" in html.lower() and "Prompt 0" in html
+    assert 'method="post"' not in html
+    assert not Worker.objects.exists() and not Assignment.objects.exists()
+
+
+def test_mturk_parameters_are_kept_on_the_assignment(client, continuation):
+    params = {"workerId": "A1B2C3", "assignmentId": "3XYZ", "hitId": "H1",
+              "turkSubmitTo": "https://workersandbox.mturk.com"}
+    assignment = start(client, continuation, params=params)
+    assert assignment.worker.platform == "mturk"
+    assert assignment.mturk_assignment_id == "3XYZ"
+    assert assignment.turk_submit_to == "https://workersandbox.mturk.com"
+
+
+def test_a_foreign_turk_submit_to_is_dropped(client, continuation):
+    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H",
+              "turkSubmitTo": "https://evil.example.org"}
+    assert start(client, continuation, params=params).turk_submit_to == ""
+
+
+def test_consent_is_required_and_recorded(client, owner):
+    campaign = make_campaign(owner=owner, consent_text="Agree?")
+    make_items(campaign, 2)
+    response = client.post(entry(campaign.slug), PROLIFIC)
+    assert response.status_code == 400
+    assert b'aria-describedby="consent-error"' in response.content
+    assert not Assignment.objects.exists()
+    assignment = start(client, campaign, consent="yes")
+    assert assignment.worker.consented_at is not None
+
+
+def test_intake_is_asked_once_and_stored(client, owner):
+    campaign = make_campaign(owner=owner, intake_questions=INTAKE, items_per_assignment=1,
+                             max_assignments_per_worker=None)
+    make_items(campaign, 3)
+    page = client.get(entry(campaign.slug), PROLIFIC).content.decode()
+    assert "Language Region" in page and 'name="q-age"' in page
+    response = client.post(entry(campaign.slug), {**PROLIFIC, "q-language_region": "Leeds"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Please answer this question." in html
+    assert 'value="Leeds"' in html  # the other answers stay filled in
+    assignment = start(client, campaign, **{"q-age": "25-34", "q-language_region": "Leeds"})
+    assert assignment.worker.intake == {"age": "25-34", "language_region": "Leeds"}
+    client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
+    client.post(reverse("campaigns:finish", args=[assignment.token]))
+    page = client.get(entry(campaign.slug), PROLIFIC).content.decode()
+    assert 'name="q-age"' not in page  # asked once per worker
+    second = start(client, campaign)
+    assert second != assignment
+
+
+def test_no_work_left_is_a_polite_page(client, owner):
+    campaign = make_campaign(owner=owner)
+    response = client.post(entry(campaign.slug), PROLIFIC)
+    assert response.status_code == 409
+    assert b"no more work" in response.content.lower()
+
+
+def test_the_worker_limit_is_a_polite_page(client, continuation):
+    Campaign.objects.filter(pk=continuation.pk).update(max_assignments_per_worker=1,
+                                                       items_per_assignment=1)
+    continuation.refresh_from_db()
+    assignment = start(client, continuation)
+    client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
+    client.post(reverse("campaigns:finish", args=[assignment.token]))
+    response = client.post(entry(continuation.slug), PROLIFIC)
+    assert response.status_code == 409
+    assert b"Thank you" in response.content
+
+
+def test_csrf_is_enforced_on_start(continuation):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    assert strict.post(entry(continuation.slug), PROLIFIC).status_code == 403
+    page = strict.get(entry(continuation.slug), PROLIFIC)
+    token = page.cookies["csrftoken"].value
+    response = strict.post(entry(continuation.slug), {**PROLIFIC, "csrfmiddlewaretoken": token})
+    assert response.status_code == 302

@@ -1,0 +1,186 @@
+"""The item page /a/<token>/<position>/: display, questions, saving, errors, going back."""
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from campaigns.models import Annotation, Assignment, Item
+from tests.factories import make_campaign
+from tests.views.conftest import VALID_CONTINUATION, item_url, start
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_shows_the_item_fields_questions_progress_and_instructions(client, continuation):
+    continuation.instructions = "Read the *prompt* first."
+    continuation.save()
+    assignment = start(client, continuation)
+    html = client.get(item_url(assignment, 2)).content.decode()
+    assert "Prompt (read me first!)" in html and "System&#x27;s generation (rate this!)" in html
+    assert "Prompt 1..." in html or "Prompt 1" in html
+    assert "2 of 3" in html and '<progress' in html
+    assert "<details" in html and "<em>prompt</em>" in html
+    assert "<fieldset" in html and "<legend" in html
+    assert 'for="f-coherence-3"' in html and 'id="f-coherence-3"' in html
+    assert "level 3" in html  # each point's description is on the page
+    assert 'rel="prev"' in html
+
+
+def test_item_text_is_escaped(client, owner):
+    campaign = make_campaign(owner=owner)
+    Item.objects.create(campaign=campaign, external_id="x", slots_wanted=3, data={
+        "prompt": "<script>alert(1)</script>", "completion": "<img src=x onerror=alert(2)>"})
+    assignment = start(client, campaign)
+    html = client.get(item_url(assignment)).content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<img src=x" not in html
+
+
+def test_an_unknown_token_or_position_is_404(client, continuation):
+    assert client.get(reverse("campaigns:item", args=["nope", 1])).status_code == 404
+    assignment = start(client, continuation)
+    assert client.get(item_url(assignment, 4)).status_code == 404
+    assert client.get(item_url(assignment, 0)).status_code == 404
+
+
+def test_a_valid_answer_is_saved_and_redirects_to_the_next_item(client, continuation):
+    assignment = start(client, continuation)
+    response = client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    assert response.status_code == 302 and response["Location"] == item_url(assignment, 2)
+    annotation = Annotation.objects.get()
+    assert annotation.answers == {"coherence": 4, "sentiment": 2, "feedback": "fine"}
+
+
+def test_the_last_item_redirects_to_the_finish_page(client, continuation):
+    assignment = start(client, continuation)
+    for position in (1, 2, 3):
+        response = client.post(item_url(assignment, position), VALID_CONTINUATION)
+    assert response["Location"] == reverse("campaigns:finish", args=[assignment.token])
+
+
+def test_a_rejected_answer_is_400_with_messages_and_other_answers_kept(client, continuation):
+    assignment = start(client, continuation)
+    response = client.post(item_url(assignment), {"q-sentiment": "2", "q-feedback": "kept <b>"})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="f-coherence-error"' in html and "Please answer this question." in html
+    assert 'aria-describedby="f-coherence-error"' in html
+    assert 'value="2" checked' in html  # the sentiment answer stays selected
+    assert "kept &lt;b&gt;</textarea>" in html
+    assert not Annotation.objects.exists()
+
+
+def test_lines_errors_sit_next_to_their_line_and_all_labels_are_kept(client, summary_campaign):
+    assignment = start(client, summary_campaign)
+    post = {"q-lines__count": "3", "q-lines.1.label": "consistent",
+            "q-lines.2.label": "inconsistent", "q-lines.2.rewrite": "",
+            "q-lines.3.label": "na", "q-summary_consistent": "inconsistent"}
+    response = client.post(item_url(assignment), post)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="f-lines-2-followup-error"' in html and "Line 2: Provide a rewrite." in html
+    assert 'aria-describedby="f-lines-2-followup-error"' in html
+    assert html.count(" checked") == 4  # three line labels and the whole-summary answer
+    post["q-lines.2.rewrite"] = "It rained."
+    assert client.post(item_url(assignment), post).status_code == 302
+    assert Annotation.objects.get().answers["lines"][1] == {"label": "inconsistent",
+                                                           "rewrite": "It rained."}
+
+
+def test_rubric_errors_name_the_criterion(client, rubric_campaign):
+    assignment = start(client, rubric_campaign)
+    post = {f"q-rubric.C{n}": "1" for n in range(1, 16) if n != 7}
+    response = client.post(item_url(assignment), post)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="f-rubric-C7-error"' in html
+    assert "Total: <output data-rubric-total>14</output> / 19" in html
+    post["q-rubric.C7"] = "0"
+    assert client.post(item_url(assignment), post).status_code == 302
+    assert Annotation.objects.get().answers["rubric"]["total"] == 14
+
+
+def test_an_unmoved_slider_does_not_count(client, translation_campaign):
+    assignment = start(client, translation_campaign)
+    post = {"q-acceptability": "50", "q-acceptability__moved": "0"}
+    response = client.post(item_url(assignment), post)
+    assert response.status_code == 400
+    assert b'id="f-acceptability-error"' in response.content
+    post.update({"q-acceptability__moved": "1", "q-source_issues": ["typos"],
+                 "q-source_issues__other": "odd"})
+    assert client.post(item_url(assignment), post).status_code == 302
+    assert Annotation.objects.get().answers == {
+        "acceptability": 50, "source_issues": {"selected": ["typos"], "other": "odd"}}
+
+
+def test_a_double_post_stores_one_annotation(client, continuation):
+    assignment = start(client, continuation)
+    for _ in range(2):
+        assert client.post(item_url(assignment), VALID_CONTINUATION).status_code == 302
+    assert Annotation.objects.count() == 1
+    item = Annotation.objects.get().item
+    item.refresh_from_db()
+    assert item.annotations_done == 1
+
+
+def test_going_back_shows_the_saved_answers_which_can_change(client, continuation):
+    assignment = start(client, continuation)
+    client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    html = client.get(item_url(assignment, 1)).content.decode()
+    assert 'id="f-coherence-4" name="q-coherence" value="4" checked' in html
+    assert ">fine</textarea>" in html
+    client.post(item_url(assignment, 1), {**VALID_CONTINUATION, "q-coherence": "1"})
+    assert Annotation.objects.get().answers["coherence"] == 1
+
+
+def test_time_spent_is_measured_from_the_page_load(client, continuation):
+    assignment = start(client, continuation)
+    html = client.get(item_url(assignment)).content.decode()
+    started = html.split('name="started" value="')[1].split('"')[0]
+    client.post(item_url(assignment), {**VALID_CONTINUATION, "started": started})
+    assert 0 <= Annotation.objects.get().seconds_spent < 60
+
+
+def test_a_submitted_assignment_sends_the_worker_to_the_code_not_an_error(client, continuation):
+    assignment = start(client, continuation)
+    for position in (1, 2, 3):
+        client.post(item_url(assignment, position), VALID_CONTINUATION)
+    client.post(reverse("campaigns:finish", args=[assignment.token]))
+    done = reverse("campaigns:done", args=[assignment.token])
+    assert client.get(item_url(assignment, 1))["Location"] == done
+    response = client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    assert response.status_code == 302 and response["Location"] == done
+
+
+def test_an_expired_assignment_shows_a_clear_page(client, continuation):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    assignment = start(client, continuation)
+    Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(1))
+    response = client.get(item_url(assignment))
+    assert response.status_code == 200
+    assert b"time for this assignment ran out" in response.content
+    response = client.post(item_url(assignment), VALID_CONTINUATION)
+    assert response.status_code == 409
+    assert not Annotation.objects.exists()
+
+
+def test_csrf_is_enforced_on_answers(continuation):
+    strict = Client(enforce_csrf_checks=True)
+    page = strict.get(reverse("campaigns:entry", args=[continuation.slug]), {"PROLIFIC_PID": "p"})
+    token = page.cookies["csrftoken"].value
+    response = strict.post(reverse("campaigns:entry", args=[continuation.slug]),
+                           {"PROLIFIC_PID": "p", "csrfmiddlewaretoken": token})
+    url = response["Location"]
+    assert strict.post(url, VALID_CONTINUATION).status_code == 403
+    assert strict.post(url, {**VALID_CONTINUATION, "csrfmiddlewaretoken": token}).status_code == 302
+
+
+def test_pages_load_only_same_origin_static_scripts(client, rubric_campaign):
+    assignment = start(client, rubric_campaign)
+    html = client.get(item_url(assignment)).content.decode()
+    assert "<script>" not in html and "onclick" not in html and "style=" not in html
+    assert 'src="/static/campaigns/rubric.js"' in html
+    assert "http://" not in html.replace("http://testserver", "") and "https://" not in html
