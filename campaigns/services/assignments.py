@@ -111,7 +111,7 @@ def worker_record_intake(*, worker: Worker, answers: dict) -> Worker:
         questions = parse_questions(worker.campaign.intake_questions or [])
     except SchemaInvalid as exc:
         raise ServiceError(f"The campaign's intake questions are invalid: {exc}",
-                           code="intake_invalid", status=500) from None
+                           code="intake_invalid", status=409) from None
     worker.intake = validate_answers(questions, answers)
     worker.save(update_fields=["intake"])
     return worker
@@ -155,9 +155,9 @@ def assignment_claim(*, campaign: Campaign, worker: Worker,
         return current
     assignments_expire(now=now, campaign=campaign)  # lazily give back overdue slots first
     with transaction.atomic():
-        # Lock the worker: two claims by one worker (double click, two tabs) would otherwise
-        # both see no open assignment, both pass the limit check, and could get the same item.
-        lock_row(Worker, worker.pk)
+        status = _lock_worker_and_read_status(worker)
+        if status != Campaign.Status.LIVE:  # paused or closed since the caller loaded it
+            raise NotLive(NOT_LIVE_MESSAGES.get(str(status), NOT_LIVE_MESSAGES["closed"]))
         current = _open_assignment(worker, now)
         if current is not None:
             return current
@@ -165,6 +165,30 @@ def assignment_claim(*, campaign: Campaign, worker: Worker,
         regular = _take_regular_items(campaign, worker)
         controls = _pick_control_items(campaign, worker)
         return _create_assignment(campaign, worker, regular, controls, now, platform_ids or {})
+
+
+def _lock_worker_and_read_status(worker: Worker) -> str | None:
+    """Lock the worker, share-lock its campaign, and return the campaign's current status.
+
+    The worker lock: two claims by one worker (double click, two tabs) would otherwise both
+    see no open assignment, both pass the limit check, and could get the same item.
+    The campaign share lock: a status change (pause, close) waits for claims in flight, and
+    claims after it see the new status, so no assignment is handed out once it is committed.
+    Both in one query on PostgreSQL; SQLite serialises writers, so a write lock is enough.
+    """
+    if connection.vendor != "postgresql":
+        Worker.objects.filter(pk=worker.pk).update(id=F("id"))
+        return Campaign.objects.filter(pk=worker.campaign_id).values_list(
+            "status", flat=True).first()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.status FROM {Worker._meta.db_table} w "  # noqa: S608 (table names only)
+            f"JOIN {Campaign._meta.db_table} c ON c.id = w.campaign_id WHERE w.id = %s "
+            "FOR NO KEY UPDATE OF w FOR SHARE OF c",
+            [worker.pk],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def _check_worker_limit(campaign: Campaign, worker: Worker) -> None:
@@ -347,6 +371,8 @@ def assignments_expire(*, now: datetime | None = None, campaign: Campaign | None
     overdue = Assignment.objects.filter(status=OPEN, deadline__lte=now)
     if campaign is not None:
         overdue = overdue.filter(campaign=campaign)
+    if not overdue.exists():  # the usual case at claim time: one indexed read, no transaction
+        return 0
     total = 0
     while True:
         with transaction.atomic():

@@ -1,0 +1,461 @@
+"""Handing out work: workers, claims, limits, control items, submit, return and expiry."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from campaigns.celery_tasks import task_expire_assignments
+from campaigns.errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
+from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from campaigns.schema import AnswerInvalid
+from campaigns.services.annotations import annotation_submit
+from campaigns.services.assignments import (
+    assignment_claim,
+    assignment_return,
+    assignment_submit,
+    assignments_expire,
+    worker_get_or_create,
+    worker_record_consent,
+    worker_record_intake,
+)
+from tests.factories import make_campaign, make_items
+
+pytestmark = pytest.mark.django_db
+
+ANSWERS = {"coherence": 4, "sentiment": 2}
+
+
+@pytest.fixture
+def owner(django_user_model):
+    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
+    return django_user_model.objects.create(username="alice")
+
+
+def worker(campaign, name="w1"):
+    return worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
+
+
+def claim(campaign, name="w1", **kwargs):
+    return assignment_claim(campaign=campaign, worker=worker(campaign, name), **kwargs)
+
+
+def item_ids(assignment):
+    return list(assignment.slots.order_by("position").values_list("item_id", flat=True))
+
+
+def answer_all(assignment):
+    for position in assignment.slots.values_list("position", flat=True):
+        annotation_submit(assignment=assignment, position=position, answers=ANSWERS,
+                          seconds_spent=1.0)
+
+
+def overdue(assignment):
+    Assignment.objects.filter(pk=assignment.pk).update(
+        deadline=timezone.now() - timedelta(seconds=1))
+
+
+def slots(items):
+    return {i.pk: i.slots_taken for i in Item.objects.filter(pk__in=[x.pk for x in items])}
+
+
+# --- workers ---------------------------------------------------------------------------------
+
+def test_a_worker_is_created_once_per_platform_and_id(campaign):
+    first = worker_get_or_create(campaign=campaign, platform="prolific", platform_id=" p1 ")
+    again = worker_get_or_create(campaign=campaign, platform="prolific", platform_id="p1")
+    other = worker_get_or_create(campaign=campaign, platform="mturk", platform_id="p1")
+    assert first == again != other
+    assert Worker.objects.count() == 2
+
+
+@pytest.mark.parametrize("platform, platform_id", [("facebook", "x"), ("link", "  "),
+                                                   ("link", "x" * 201)])
+def test_a_worker_needs_a_known_platform_and_a_usable_id(campaign, platform, platform_id):
+    with pytest.raises(ServiceError):
+        worker_get_or_create(campaign=campaign, platform=platform, platform_id=platform_id)
+    assert not Worker.objects.exists()
+
+
+def test_valid_intake_answers_are_stored_cleaned(owner):
+    campaign = make_campaign(owner=owner, intake_questions=[
+        {"id": "age", "kind": "choice", "text": "Age", "options": [
+            {"value": "18-29", "label": "18-29"}, {"value": "30+", "label": "30+"}]}])
+    w = worker_record_intake(worker=worker(campaign), answers={"age": "30+"})
+    w.refresh_from_db()
+    assert w.intake == {"age": "30+"}
+
+
+def test_invalid_intake_answers_are_refused_and_nothing_is_stored(owner):
+    campaign = make_campaign(owner=owner, intake_questions=[
+        {"id": "age", "kind": "choice", "text": "Age", "options": [
+            {"value": "18-29", "label": "18-29"}, {"value": "30+", "label": "30+"}]}])
+    with pytest.raises(AnswerInvalid) as exc:
+        worker_record_intake(worker=worker(campaign), answers={"age": "12"})
+    assert "age" in exc.value.errors
+    assert Worker.objects.get().intake is None
+
+
+def test_consent_keeps_the_time_of_the_first_agreement(campaign):
+    w = worker_record_consent(worker=worker(campaign))
+    first = w.consented_at
+    worker_record_consent(worker=Worker.objects.get(pk=w.pk))
+    assert first is not None and Worker.objects.get(pk=w.pk).consented_at == first
+
+
+# --- claiming --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("status", ["draft", "paused", "closed"])
+def test_a_campaign_that_is_not_live_hands_out_nothing(owner, status):
+    campaign = make_campaign(owner=owner, status=status)
+    make_items(campaign, 3)
+    with pytest.raises(NotLive):
+        claim(campaign)
+    assert not Assignment.objects.exists()
+
+
+def test_a_campaign_paused_after_the_caller_loaded_it_hands_out_nothing(campaign):
+    make_items(campaign, 3)
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PAUSED)
+    with pytest.raises(NotLive):
+        claim(campaign)  # the in-memory campaign still says live
+    assert not Assignment.objects.exists()
+
+
+def test_a_claim_takes_one_slot_on_each_of_n_least_filled_items(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=3, assignment_timeout_minutes=30)
+    items = make_items(campaign, 5)
+    Item.objects.filter(pk__in=[items[0].pk, items[2].pk]).update(slots_taken=1)
+    before = timezone.now()
+    a = claim(campaign)
+    assert a.status == "active"
+    assert sorted(item_ids(a)) == [items[1].pk, items[3].pk, items[4].pk]
+    assert list(a.slots.values_list("position", flat=True)) == [1, 2, 3]
+    assert slots(items) == {items[0].pk: 1, items[1].pk: 1, items[2].pk: 1, items[3].pk: 1,
+                            items[4].pk: 1}
+    assert before + timedelta(minutes=30) <= a.deadline <= timezone.now() + timedelta(minutes=30)
+
+
+def test_a_returning_worker_resumes_the_open_assignment(campaign):
+    make_items(campaign, 5)
+    first = claim(campaign)
+    assert claim(campaign) == first
+    assert Assignment.objects.count() == 1
+    assert Item.objects.filter(slots_taken=1).count() == 1
+
+
+def test_a_worker_never_gets_the_same_item_twice(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=2, annotations_per_item=5)
+    make_items(campaign, 5)
+    seen = []
+    for _ in range(2):
+        a = claim(campaign)
+        seen += item_ids(a)
+        answer_all(a)
+        assignment_submit(assignment=a)
+    a = claim(campaign)  # one item left that this worker has not seen: a short assignment
+    seen += item_ids(a)
+    assert len(seen) == len(set(seen)) == 5
+    answer_all(a)
+    assignment_submit(assignment=a)
+    with pytest.raises(NoWorkAvailable):
+        claim(campaign)
+
+
+def test_an_item_is_handed_out_until_k_slots_are_taken(owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=2)
+    make_items(campaign, 2)
+    for n in range(4):
+        claim(campaign, f"w{n}")
+    assert list(Item.objects.values_list("slots_taken", flat=True)) == [2, 2]
+    with pytest.raises(NoWorkAvailable):
+        claim(campaign, "w-late")
+
+
+def test_even_fill_hands_every_item_out_once_before_any_twice(owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=3)
+    make_items(campaign, 4)
+    firsts = [item_ids(claim(campaign, f"w{n}"))[0] for n in range(4)]
+    assert len(set(firsts)) == 4
+
+
+def test_a_worker_at_the_assignment_limit_is_refused(owner):
+    campaign = make_campaign(owner=owner, max_assignments_per_worker=2, annotations_per_item=1)
+    make_items(campaign, 5)
+    for _ in range(2):
+        a = claim(campaign)
+        answer_all(a)
+        assignment_submit(assignment=a)
+    with pytest.raises(WorkerLimitReached):
+        claim(campaign)
+    assert claim(campaign, "someone-else")
+
+
+def test_expired_and_returned_assignments_do_not_count_toward_the_limit(owner):
+    campaign = make_campaign(owner=owner, max_assignments_per_worker=1, annotations_per_item=1)
+    make_items(campaign, 3)
+    assignment_return(assignment=claim(campaign))
+    overdue(claim(campaign))
+    assert claim(campaign).status == "active"
+
+
+def test_platform_ids_are_stored_on_the_new_assignment(campaign):
+    make_items(campaign, 1)
+    a = claim(campaign, platform_ids={"study_id": "S1", "session_id": "X9",
+                                      "turk_submit_to": "https://workersandbox.mturk.com"})
+    a.refresh_from_db()
+    assert (a.study_id, a.session_id, a.turk_submit_to) == (
+        "S1", "X9", "https://workersandbox.mturk.com")
+
+
+def test_unknown_platform_ids_are_refused_and_take_no_slot(campaign):
+    make_items(campaign, 1)
+    with pytest.raises(ServiceError):
+        claim(campaign, platform_ids={"favourite_colour": "blue"})
+    assert not Assignment.objects.exists()
+    assert Item.objects.get().slots_taken == 0
+
+
+def test_a_worker_of_another_campaign_cannot_claim(owner, campaign):
+    other = make_campaign(owner=owner)
+    make_items(campaign, 1)
+    with pytest.raises(ServiceError):
+        assignment_claim(campaign=campaign, worker=worker(other))
+
+
+def test_a_campaign_with_only_control_items_has_no_work(owner):
+    campaign = make_campaign(owner=owner, attention_checks_per_assignment=1)
+    make_items(campaign, 2, control="attention", gold={"coherence": 1})
+    with pytest.raises(NoWorkAvailable):
+        claim(campaign)
+
+
+# --- control items ---------------------------------------------------------------------------
+
+def test_control_items_are_mixed_in_and_hold_no_slot(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=4,
+                             attention_checks_per_assignment=1, gold_items_per_assignment=2)
+    make_items(campaign, 6)
+    attention = make_items(campaign, 3, control="attention", gold={"coherence": 1})
+    gold = make_items(campaign, 3, control="gold", gold={"coherence": 5})
+    a = claim(campaign)
+    kinds = list(a.slots.order_by("position").values_list("item__control", flat=True))
+    assert sorted(kinds) == ["", "", "", "", "attention", "gold", "gold"]
+    assert all(i.slots_taken == 0 for i in Item.objects.exclude(control=""))
+    assert Item.objects.filter(control="").exclude(slots_taken=0).count() == 4
+    answer_all(a)
+    assignment_submit(assignment=a)
+    assert all(i.annotations_done == 0 for i in Item.objects.filter(pk__in=[
+        x.pk for x in attention + gold]))
+
+
+def test_control_items_land_at_random_positions(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=5, annotations_per_item=20,
+                             attention_checks_per_assignment=1)
+    make_items(campaign, 5)
+    make_items(campaign, 1, control="attention", gold={"coherence": 1})
+    positions = set()
+    for n in range(20):
+        a = claim(campaign, f"w{n}")
+        positions |= set(a.slots.filter(item__control="attention")
+                         .values_list("position", flat=True))
+    assert len(positions) > 1
+
+
+def test_a_worker_sees_a_control_item_again_only_when_there_is_no_other(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=1,
+                             gold_items_per_assignment=1)
+    make_items(campaign, 4)
+    gold = make_items(campaign, 2, control="gold", gold={"coherence": 5})
+    seen = []
+    for _ in range(3):
+        a = claim(campaign)
+        seen += list(a.slots.filter(item__control="gold").values_list("item_id", flat=True))
+        answer_all(a)
+        assignment_submit(assignment=a)
+    assert sorted(seen[:2]) == sorted(g.pk for g in gold)
+    assert seen[2] in {g.pk for g in gold}  # both seen: one repeats rather than none
+
+
+# --- submitting ------------------------------------------------------------------------------
+
+def test_submitting_needs_every_item_answered(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=3)
+    make_items(campaign, 3)
+    a = claim(campaign)
+    annotation_submit(assignment=a, position=2, answers=ANSWERS, seconds_spent=None)
+    with pytest.raises(Conflict) as exc:
+        assignment_submit(assignment=a)
+    assert exc.value.extra == {"positions": [1, 3]}
+    assert Assignment.objects.get().status == "active"
+
+
+def test_submitting_sets_the_status_time_and_code_once(campaign):
+    make_items(campaign, 1)
+    a = claim(campaign)
+    answer_all(a)
+    done = assignment_submit(assignment=a)
+    assert done.status == "submitted" and done.submitted_at and len(done.completion_code) == 12
+    again = assignment_submit(assignment=Assignment.objects.get(pk=a.pk))
+    assert (again.completion_code, again.submitted_at) == (done.completion_code,
+                                                           done.submitted_at)
+
+
+def test_a_fixed_campaign_code_is_given_to_everyone(owner):
+    campaign = make_campaign(owner=owner, completion_mode="fixed", completion_code="C1ABCDEF")
+    make_items(campaign, 2)
+    codes = []
+    for name in ("a", "b"):
+        a = claim(campaign, name)
+        answer_all(a)
+        codes.append(assignment_submit(assignment=a).completion_code)
+    assert codes == ["C1ABCDEF", "C1ABCDEF"]
+
+
+def test_a_fully_answered_assignment_past_its_deadline_can_still_be_submitted(campaign):
+    make_items(campaign, 1)
+    a = claim(campaign)
+    answer_all(a)
+    overdue(a)
+    assert assignments_expire() == 1
+    assert assignment_submit(assignment=a).status == "submitted"
+    assert Item.objects.get().slots_taken == 1
+
+
+def test_an_expired_assignment_with_unanswered_items_cannot_be_submitted(campaign):
+    make_items(campaign, 1)
+    a = claim(campaign)
+    overdue(a)
+    assignments_expire()
+    with pytest.raises(Conflict):
+        assignment_submit(assignment=a)
+
+
+def test_a_returned_assignment_cannot_be_submitted(campaign):
+    make_items(campaign, 1)
+    a = claim(campaign)
+    answer_all(a)
+    assignment_return(assignment=a)
+    with pytest.raises(Conflict):
+        assignment_submit(assignment=a)
+
+
+# --- returning and expiring ------------------------------------------------------------------
+
+def test_returning_frees_the_unanswered_items_and_keeps_the_answers(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=2)
+    items = make_items(campaign, 2)
+    a = claim(campaign)
+    annotation_submit(assignment=a, position=1, answers=ANSWERS, seconds_spent=None)
+    answered = a.slots.get(position=1).item_id
+    assignment_return(assignment=a)
+    assert a.status == "returned"
+    assert slots(items)[answered] == 1 and sum(slots(items).values()) == 1
+    assert list(a.slots.order_by("position").values_list("holds_slot", flat=True)) == [True,
+                                                                                        False]
+    assert Annotation.objects.get().item_id == answered
+    assignment_return(assignment=a)  # twice is harmless
+    assert sum(slots(items).values()) == 1
+
+
+def test_a_submitted_assignment_cannot_be_returned(campaign):
+    make_items(campaign, 1)
+    a = claim(campaign)
+    answer_all(a)
+    assignment_submit(assignment=a)
+    with pytest.raises(Conflict):
+        assignment_return(assignment=a)
+
+
+def test_expiry_frees_unanswered_items_of_overdue_assignments_only(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=2, annotations_per_item=1)
+    make_items(campaign, 4)
+    late, on_time = claim(campaign, "late"), claim(campaign, "on-time")
+    annotation_submit(assignment=late, position=2, answers=ANSWERS, seconds_spent=None)
+    overdue(late)
+    assert assignments_expire() == 1
+    assert assignments_expire() == 0
+    late.refresh_from_db()
+    on_time.refresh_from_db()
+    assert (late.status, on_time.status) == ("expired", "active")
+    freed = late.slots.get(position=1).item
+    kept = late.slots.get(position=2).item
+    assert (freed.slots_taken, kept.slots_taken, kept.annotations_done) == (0, 1, 1)
+    assert not late.slots.get(position=1).holds_slot
+
+
+def test_expired_items_are_handed_out_again(owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=1)
+    make_items(campaign, 1)
+    first = claim(campaign, "slow")
+    with pytest.raises(NoWorkAvailable):
+        claim(campaign, "fast")
+    overdue(first)
+    again = claim(campaign, "fast")  # expires the overdue assignment lazily
+    assert item_ids(again) == item_ids(first)
+    assert Item.objects.get().slots_taken == 1
+    first.refresh_from_db()
+    assert first.status == "expired"
+
+
+def test_a_worker_whose_assignment_expired_gets_new_items_not_the_old_ones(owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=2)
+    make_items(campaign, 2)
+    first = claim(campaign)
+    overdue(first)
+    second = claim(campaign)
+    assert second != first and item_ids(second) != item_ids(first)
+
+
+def test_expiry_can_be_limited_to_one_campaign(owner):
+    one, two = make_campaign(owner=owner), make_campaign(owner=owner)
+    make_items(one, 1)
+    make_items(two, 1)
+    overdue(claim(one))
+    overdue(claim(two))
+    assert assignments_expire(campaign=one) == 1
+    assert Assignment.objects.get(campaign=two).status == "active"
+
+
+def test_the_periodic_task_expires_overdue_assignments(campaign):
+    make_items(campaign, 1)
+    overdue(claim(campaign))
+    task_expire_assignments.delay()
+    assert Assignment.objects.get().status == "expired"
+    assert Item.objects.get().slots_taken == 0
+
+
+# --- query budget ----------------------------------------------------------------------------
+
+def test_a_claim_runs_a_small_fixed_number_of_queries(owner, django_assert_max_num_queries):
+    campaign = make_campaign(owner=owner, items_per_assignment=3,
+                             attention_checks_per_assignment=1, gold_items_per_assignment=1,
+                             max_assignments_per_worker=10)
+    make_items(campaign, 200)
+    make_items(campaign, 5, control="attention", gold={"coherence": 1})
+    make_items(campaign, 5, control="gold", gold={"coherence": 5})
+    w = worker(campaign)
+    # open check, expiry check, worker lock, open re-check, limit, candidates, take slots,
+    # control items, insert assignment, insert its items (+ 2 savepoints in the test's atomic;
+    # on PostgreSQL the worker lock and the status read are one query)
+    with django_assert_max_num_queries(13):
+        a = assignment_claim(campaign=campaign, worker=w)
+    with django_assert_max_num_queries(1):
+        assert assignment_claim(campaign=campaign, worker=w) == a
+
+
+def test_a_claim_costs_the_same_whatever_the_history(owner, django_assert_max_num_queries):
+    campaign = make_campaign(owner=owner, annotations_per_item=1)
+    make_items(campaign, 30)
+    for n in range(20):
+        a = claim(campaign, f"w{n}")
+        answer_all(a)
+        assignment_submit(assignment=a)
+    w = worker(campaign, "new")
+    with django_assert_max_num_queries(11):
+        assignment_claim(campaign=campaign, worker=w)
+
+
+def test_items_per_assignment_larger_than_the_campaign_gives_a_short_assignment(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=12)
+    make_items(campaign, 3)
+    assert AssignmentItem.objects.filter(assignment=claim(campaign)).count() == 3
