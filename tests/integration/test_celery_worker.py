@@ -1,0 +1,179 @@
+"""A real `celery worker` process against Redis and PostgreSQL runs exports end to end, and a
+worker killed mid-run leaves a job that ends done (re-delivered or swept), never "running"."""
+import csv
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import psutil
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from annotate.celery import app
+from campaigns.models import Annotation, Assignment, ExportJob, Item, Worker
+from campaigns.services.exports import export_job_create, export_jobs_sweep_stale
+from tests.factories import make_campaign
+
+pytestmark = [pytest.mark.broker, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWERS = {"coherence": 4, "sentiment": 2}
+
+
+def _database_url() -> str:
+    db = connection.settings_dict  # pytest-django's test database (test_<name>)
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+class CeleryWorker:
+    """`celery -A annotate worker` in its own process group, killed for sure at teardown."""
+
+    def __init__(self, env: dict, log: Path, name: str):
+        self.log = log
+        self.handle = log.open("ab")
+        self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
+            [sys.executable, "-m", "celery", "-A", "annotate", "worker", "--loglevel=INFO",
+             "--pool=prefork", "--concurrency=1", "-n", f"{name}@%h",
+             "--without-gossip", "--without-mingle", "--without-heartbeat"],
+            cwd=ROOT, env=env, stdout=self.handle, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(f"the worker exited ({self.proc.returncode}):\n{self.log.read_text()}")
+            if b" ready." in self.log.read_bytes():
+                return
+            time.sleep(0.1)
+        pytest.fail(f"the worker did not start in {timeout}s:\n{self.log.read_text()}")
+
+    def pool_children(self) -> list[psutil.Process]:
+        return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.handle.close()
+
+
+@pytest.fixture
+def start_worker(tmp_path, settings):
+    """start_worker(name) -> a ready worker sharing this test's database, broker and storage."""
+    media = tmp_path / "media"
+    settings.STORAGES = {**settings.STORAGES, "exports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(media / "exports")}}}
+    env = {**os.environ, "DATABASE_URL": _database_url(), "MEDIA_ROOT": str(media),
+           "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "EXPORT_CHUNK_SIZE": "5",
+           "PYTHONUNBUFFERED": "1"}
+    _drop_stale_messages()
+    app.conf.task_always_eager = False  # the autouse fixture puts it back
+    workers: list[CeleryWorker] = []
+
+    def start(name: str) -> CeleryWorker:
+        worker = CeleryWorker(env, tmp_path / f"{name}.log", name)
+        workers.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.kill()
+    _drop_stale_messages()
+
+
+def _drop_stale_messages() -> None:
+    # Messages of earlier runs (e.g. the killed worker's unacked one) must not reach this run.
+    app.control.purge()
+    with app.connection_for_write() as conn:
+        client = conn.default_channel.client
+        client.delete("unacked", "unacked_index", "unacked_mutex")
+
+
+def _annotations(campaign, count: int) -> None:
+    items = Item.objects.bulk_create(
+        Item(campaign=campaign, external_id=f"i{n}", system=f"s{n % 3}", slots_wanted=3)
+        for n in range(count))
+    workers = Worker.objects.bulk_create(
+        Worker(campaign=campaign, platform="prolific", platform_id=f"P{n}") for n in range(20))
+    deadline = timezone.now() + timedelta(hours=1)
+    assignments = Assignment.objects.bulk_create(
+        Assignment(campaign=campaign, worker=workers[n % 20], deadline=deadline,
+                   status="submitted", token=f"tok-{campaign.pk}-{n}") for n in range(count))
+    Annotation.objects.bulk_create(
+        Annotation(campaign=campaign, assignment=a, item=i, worker=a.worker, answers=ANSWERS)
+        for a, i in zip(assignments, items, strict=True))
+
+
+def _wait_for(job: ExportJob, until, timeout: float) -> ExportJob:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if until(job):
+            return job
+        time.sleep(0.02)
+    pytest.fail(f"export {job.pk} still {job.status} ({job.rows_written}/{job.rows_total}) "
+                f"after {timeout}s; error: {job.error!r}")
+
+
+def _finished(job: ExportJob) -> bool:
+    return job.status in (ExportJob.Status.DONE, ExportJob.Status.FAILED)
+
+
+def _rows(job: ExportJob) -> list[dict]:
+    from django.core.files.storage import storages
+
+    with storages["exports"].open(job.file, "rb") as handle:
+        return list(csv.DictReader(io.StringIO(handle.read().decode())))
+
+
+def test_a_real_worker_runs_an_export_and_a_killed_one_never_leaves_it_running(
+    owner, start_worker
+):
+    assert settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    first = start_worker("first")
+
+    # End to end: requested here, run by the worker process, file in storage.
+    small = make_campaign(owner=owner)
+    _annotations(small, 30)
+    job = export_job_create(campaign=small, requested_by=owner, fmt="csv")
+    job = _wait_for(job, _finished, timeout=20)
+    assert (job.status, job.rows_total, job.rows_written, job.error) == ("done", 30, 30, "")
+    assert len(_rows(job)) == 30
+
+    # The whole worker is SIGKILLed mid-run: the job is left "running" with a stopped heartbeat.
+    big = make_campaign(owner=owner)
+    _annotations(big, 3000)
+    job = export_job_create(campaign=big, requested_by=owner, fmt="csv")
+    _wait_for(job, lambda j: j.status == "running" and j.rows_written > 0, timeout=20)
+    first.kill()
+    time.sleep(1.5)
+    job.refresh_from_db()
+    assert job.status == "running" and job.rows_written < 3000
+
+    # A new worker; the periodic sweep finds the stale job and re-queues it: it finishes.
+    second = start_worker("second")
+    assert export_jobs_sweep_stale(older_than=timedelta(seconds=1)) == 1
+    job = _wait_for(job, _finished, timeout=30)
+    assert (job.status, job.attempts, job.rows_written) == ("done", 2, 3000)
+    assert len(_rows(job)) == 3000
+
+    # Only the pool process dies (OOM-killer style): acks_late + reject_on_worker_lost make the
+    # worker re-deliver the message, and the next attempt restarts from scratch and finishes.
+    job = export_job_create(campaign=big, requested_by=owner, fmt="jsonl")
+    _wait_for(job, lambda j: j.status == "running" and j.rows_written > 0, timeout=20)
+    for child in second.pool_children():
+        child.send_signal(signal.SIGKILL)
+    job = _wait_for(job, _finished, timeout=30)
+    assert (job.status, job.attempts, job.rows_written) == ("done", 2, 3000)
