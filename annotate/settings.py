@@ -80,6 +80,9 @@ DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
+# A persistent connection is checked before reuse: after a database restart the first request of
+# each process reconnects instead of failing on a dead connection.
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # SQLite serialises writers; a busy timeout keeps the demo server from failing under clicks.
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("timeout", 20)
