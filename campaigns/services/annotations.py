@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -73,18 +73,15 @@ def _check_open(row: dict | None) -> None:
 def _upsert(assignment: Assignment, item: Item, answers: dict, seconds_spent: float | None,
             passed: bool | None) -> tuple[Annotation, bool]:
     values = {"answers": answers, "seconds_spent": seconds_spent, "control_passed": passed}
+    # Read-then-write is safe here: the caller holds the assignment's lock, so no other save
+    # for this assignment runs between the read and the insert (and the unique constraint on
+    # (assignment, item) would refuse a duplicate anyway).
     annotation = Annotation.objects.filter(assignment_id=assignment.pk, item_id=item.pk).first()
     if annotation is None:
-        try:
-            # The savepoint lets a lost insert race (possible only without row locks, i.e.
-            # SQLite) fall back to an update instead of failing the request.
-            with transaction.atomic():
-                annotation = Annotation.objects.create(
-                    campaign_id=assignment.campaign_id, assignment_id=assignment.pk,
-                    item=item, worker_id=assignment.worker_id, **values)
-            return annotation, True
-        except IntegrityError:
-            annotation = Annotation.objects.get(assignment_id=assignment.pk, item_id=item.pk)
+        annotation = Annotation.objects.create(
+            campaign_id=assignment.campaign_id, assignment_id=assignment.pk, item=item,
+            worker_id=assignment.worker_id, **values)
+        return annotation, True
     for name, value in values.items():
         setattr(annotation, name, value)
     annotation.save(update_fields=[*values, "updated_at"])

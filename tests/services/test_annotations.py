@@ -1,0 +1,200 @@
+"""Saving answers: validation, idempotent upserts, closed assignments, control outcomes."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from campaigns.errors import Conflict, ServiceError
+from campaigns.models import Annotation, Assignment, Item
+from campaigns.schema import AnswerInvalid, parse_schema
+from campaigns.services.annotations import annotation_submit, control_passed
+from campaigns.services.assignments import (
+    assignment_claim,
+    assignment_return,
+    assignment_submit,
+    assignments_expire,
+    worker_get_or_create,
+)
+from tests.factories import (
+    CONTINUATION_SCHEMA,
+    RUBRIC_SCHEMA,
+    TRANSLATION_SCHEMA,
+    make_campaign,
+    make_items,
+)
+
+pytestmark = pytest.mark.django_db
+
+ANSWERS = {"coherence": 4, "sentiment": 2}
+
+
+@pytest.fixture
+def owner(django_user_model):
+    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
+    return django_user_model.objects.create(username="alice")
+
+
+@pytest.fixture
+def assignment(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=2)
+    make_items(campaign, 2)
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
+    return assignment_claim(campaign=campaign, worker=worker)
+
+
+def submit(assignment, position=1, answers=ANSWERS, seconds=2.5):
+    return annotation_submit(assignment=assignment, position=position, answers=answers,
+                             seconds_spent=seconds)
+
+
+def test_valid_answers_are_stored_cleaned_with_the_time_spent(assignment):
+    annotation = submit(assignment, answers={"coherence": "4", "sentiment": 2, "feedback": ""})
+    annotation.refresh_from_db()
+    assert annotation.answers == {"coherence": 4, "sentiment": 2}
+    assert annotation.seconds_spent == 2.5
+    assert annotation.worker_id == assignment.worker_id
+    assert annotation.campaign_id == assignment.campaign_id
+    assert annotation.control_passed is None
+    assert annotation.item.annotations_done == 1
+
+
+def test_invalid_answers_are_refused_and_nothing_is_stored(assignment):
+    with pytest.raises(AnswerInvalid) as exc:
+        submit(assignment, answers={"coherence": 9})
+    assert set(exc.value.errors) == {"coherence", "sentiment"}
+    assert not Annotation.objects.exists()
+    assert not Item.objects.filter(annotations_done__gt=0).exists()
+
+
+def test_a_repeated_submit_updates_the_one_annotation(assignment):
+    first = submit(assignment)
+    second = submit(assignment, answers={"coherence": 1, "sentiment": 1}, seconds=9)
+    assert first.pk == second.pk
+    stored = Annotation.objects.get()
+    assert stored.answers == {"coherence": 1, "sentiment": 1} and stored.seconds_spent == 9
+    assert stored.item.annotations_done == 1
+
+
+def test_a_double_click_stores_one_annotation(assignment):
+    submit(assignment)
+    submit(assignment)
+    assert Annotation.objects.count() == 1
+    assert sorted(Item.objects.values_list("annotations_done", flat=True)) == [0, 1]
+
+
+def test_a_position_outside_the_assignment_is_not_found(assignment):
+    with pytest.raises(ServiceError) as exc:
+        submit(assignment, position=3)
+    assert exc.value.status == 404
+
+
+@pytest.mark.parametrize("seconds", [-1, float("nan"), float("inf"), "soon"])
+def test_a_nonsense_timer_value_is_dropped_not_fatal(assignment, seconds):
+    assert submit(assignment, seconds=seconds).seconds_spent is None
+
+
+def test_answers_cannot_change_after_the_assignment_is_submitted(assignment):
+    submit(assignment, 1)
+    submit(assignment, 2)
+    assignment_submit(assignment=assignment)
+    with pytest.raises(Conflict) as exc:
+        submit(assignment, 1, answers={"coherence": 1, "sentiment": 1})
+    assert exc.value.status == 409 and "submitted" in exc.value.message
+    assert Annotation.objects.filter(answers=ANSWERS).count() == 2
+
+
+def test_answers_cannot_be_saved_after_the_deadline(assignment):
+    Assignment.objects.filter(pk=assignment.pk).update(
+        deadline=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(Conflict) as exc:
+        submit(assignment)
+    assert exc.value.code == "expired"
+    assignments_expire()
+    with pytest.raises(Conflict):
+        submit(assignment)
+    assert not Annotation.objects.exists()
+
+
+def test_answers_cannot_be_saved_in_a_returned_assignment(assignment):
+    assignment_return(assignment=assignment)
+    with pytest.raises(Conflict):
+        submit(assignment)
+    assert Item.objects.filter(slots_taken__gt=0).count() == 0
+
+
+def test_saving_an_answer_runs_a_few_queries(assignment, django_assert_max_num_queries):
+    assignment = Assignment.objects.select_related("campaign").get(pk=assignment.pk)
+    # item at position, lock (SQLite: write lock + read), existing annotation?, insert,
+    # item counter; a repeat updates instead and skips the counter (+ savepoint, release)
+    with django_assert_max_num_queries(8):
+        submit(assignment)
+    with django_assert_max_num_queries(7):
+        submit(assignment)
+
+
+# --- control items ---------------------------------------------------------------------------
+
+def control_assignment(owner, schema, gold, tolerance=None, control="attention"):
+    campaign = make_campaign(owner=owner, schema=schema, items_per_assignment=1,
+                             attention_checks_per_assignment=int(control == "attention"),
+                             gold_items_per_assignment=int(control == "gold"))
+    make_items(campaign, 1)
+    item = Item.objects.create(campaign=campaign, external_id="check", control=control,
+                               gold=gold, gold_tolerance=tolerance, slots_wanted=0, data={
+                                   "prompt": "p", "completion": "c", "source": "s",
+                                   "translation": "t", "answer": "a"})
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w")
+    assignment = assignment_claim(campaign=campaign, worker=worker)
+    return assignment, assignment.slots.get(item=item).position
+
+
+def test_an_attention_check_answered_as_instructed_passes(owner):
+    assignment, position = control_assignment(owner, CONTINUATION_SCHEMA, {"coherence": 1})
+    annotation = submit(assignment, position, answers={"coherence": 1, "sentiment": 5})
+    assert annotation.control_passed is True
+    assert Item.objects.get(control="attention").annotations_done == 0
+
+
+def test_a_failed_attention_check_is_recorded_and_still_stored(owner):
+    assignment, position = control_assignment(owner, CONTINUATION_SCHEMA, {"coherence": 1})
+    annotation = submit(assignment, position, answers={"coherence": 2, "sentiment": 5})
+    assert annotation.control_passed is False
+    assert Annotation.objects.get().answers["coherence"] == 2
+
+
+def test_changing_a_control_answer_changes_its_outcome(owner):
+    assignment, position = control_assignment(owner, CONTINUATION_SCHEMA, {"coherence": 1})
+    submit(assignment, position, answers={"coherence": 2, "sentiment": 5})
+    assert submit(assignment, position, answers={"coherence": 1, "sentiment": 5}).control_passed
+
+
+@pytest.mark.parametrize("given, passed", [(70, True), (80, True), (81, False), (55, False)])
+def test_a_gold_slider_answer_passes_within_the_tolerance(owner, given, passed):
+    assignment, position = control_assignment(owner, TRANSLATION_SCHEMA,
+                                              {"acceptability": 70}, 10, control="gold")
+    annotation = submit(assignment, position, answers={"acceptability": given})
+    assert annotation.control_passed is passed
+
+
+def test_a_gold_answer_without_tolerance_must_match_exactly(owner):
+    schema = parse_schema(TRANSLATION_SCHEMA)
+    item = Item(gold={"acceptability": 70}, control="gold")
+    assert control_passed(schema, item, {"acceptability": 70}) is True
+    assert control_passed(schema, item, {"acceptability": 71}) is False
+    assert control_passed(schema, item, {}) is False
+
+
+def test_gold_rubric_scores_are_compared_per_criterion(owner):
+    schema = parse_schema(RUBRIC_SCHEMA)
+    criteria = {f"C{n}": 0 for n in range(1, 16)}
+    gold = {"rubric": {**criteria, "total": 0}}
+    item = Item(gold=gold, control="gold", gold_tolerance=0)
+    assert control_passed(schema, item, {"rubric": {**criteria, "total": 0}}) is True
+    assert control_passed(schema, item, {"rubric": {**criteria, "C3": 1, "total": 1}}) is False
+
+
+def test_gold_flags_compare_the_selected_reasons(owner):
+    schema = parse_schema(TRANSLATION_SCHEMA)
+    item = Item(gold={"source_issues": {"selected": ["typos"]}}, control="gold")
+    assert control_passed(schema, item, {"source_issues": {"selected": ["typos"]}}) is True
+    assert control_passed(schema, item, {"source_issues": {"selected": ["nonsense"]}}) is False
