@@ -1,0 +1,134 @@
+"""Admin pages of the analysis: a campaign's statistics page and the LLM-judgment upload form.
+
+Both views receive a Campaign the admin already checked the user may see (the upload also needs
+change permission); they adapt the request and call the analysis selector or the import service.
+"""
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import NoReverseMatch, reverse
+
+from .importing import ImportRejected
+from .models import Campaign, Worker
+from .selectors.analysis import campaign_statistics, item_side_by_side
+from .services.judgments import judgments_import, read_judgment_file
+
+CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
+
+
+def _url(name: str, campaign: Campaign) -> str | None:
+    try:
+        return reverse(name, args=[campaign.pk])
+    except NoReverseMatch:  # the admin wires these; a page without the link beats a 500
+        return None
+
+
+def _context(request: HttpRequest, campaign: Campaign, title: str, **extra) -> dict:
+    return {
+        **admin.site.each_context(request),
+        "opts": Campaign._meta,
+        "original": campaign,
+        "campaign": campaign,
+        "title": title,
+        "has_view_permission": True,
+        **extra,
+    }
+
+
+def _charts(statistics: dict) -> dict:
+    """The figures the page's script draws: alpha per part, mean score per system with CI."""
+    agreement = [r for r in statistics["agreement"] if r["alpha"] is not None]
+    scores = {}
+    for r in statistics["system_scores"]:
+        if r["part"] in CHART_PARTS:
+            chart = scores.setdefault(f"{r['question']}{'.' + r['part'] if r['part'] else ''}",
+                                      {"labels": [], "mean": [], "ci": []})
+            chart["labels"].append(r["system"] or "(no system)")
+            chart["mean"].append(r["mean"])
+            chart["ci"].append([r["ci_low"], r["ci_high"]] if r["ci_low"] is not None else None)
+    judges: dict[str, dict] = {}
+    for r in statistics["judges"]:
+        chart = judges.setdefault(r["judge"], {"labels": [], "exact": []})
+        chart["labels"].append(f"{r['question']}.{r['part']}" if r["part"] else r["question"])
+        chart["exact"].append(r["exact_agreement"])
+    return {
+        "agreement": {"labels": [f"{r['question']}.{r['part']}" if r["part"] else r["question"]
+                                 for r in agreement],
+                      "alpha": [r["alpha"] for r in agreement]},
+        "scores": [{"title": k, **v} for k, v in scores.items()],
+        "judges": [{"title": k, **v} for k, v in judges.items()],
+    }
+
+
+def _confusion(statistics: dict) -> list[dict]:
+    """Confusion matrices with their rows zipped to labels, for the template."""
+    return [{**m, "rows": list(zip(m["labels"], m["matrix"], strict=True))}
+            for m in statistics["confusion"]]
+
+
+def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """GET: every table and chart; ?exclude_flagged=1 leaves flagged workers out and shows what
+    that changes; ?item=<external id> picks the item of the judge-vs-human side-by-side table."""
+    exclude = request.GET.get("exclude_flagged") in ("1", "on", "true")
+    statistics = campaign_statistics(campaign=campaign, exclude_flagged=exclude)
+    chosen = request.GET.get("item") or ""
+    judged = statistics["judged_items"]
+    if chosen not in judged:
+        chosen = judged[0] if judged else ""
+    side_by_side = item_side_by_side(campaign=campaign, external_id=chosen) if chosen else []
+    names = statistics["counts"]["judges"]
+    side_by_side = [{**r, "values": [r.get(n) for n in names]} for r in side_by_side]
+    return TemplateResponse(request, "admin/campaigns/statistics.html", _context(
+        request, campaign, f"Statistics: {campaign.name}",
+        statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
+        exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
+        side_by_side_judges=statistics["counts"]["judges"],
+        upload_url=_url("admin:campaigns_campaign_judgments", campaign),
+        export_url=_url("admin:campaigns_campaign_export", campaign),
+    ))
+
+
+class JudgmentUploadForm(forms.Form):
+    file = forms.FileField(help_text="CSV, TSV or JSONL with columns item, judge, output. The "
+                           "output is the judge's dict literal, e.g. {\"1\": 1, ..., \"15\": 0}.")
+    judge = forms.CharField(required=False, max_length=200,
+                            help_text="Judge name for files without a judge column.")
+    platform = forms.ChoiceField(
+        choices=[(Worker.Platform.LLM, "LLM judge"),
+                 (Worker.Platform.ACCOUNT, "Human (e.g. published expert scores)")],
+        initial=Worker.Platform.LLM)
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.IMPORT_MAX_BYTES:
+            raise forms.ValidationError(
+                f"The file is larger than {settings.IMPORT_MAX_BYTES // (1024 * 1024)} MB.")
+        return upload
+
+
+def judgments_upload_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """GET: the form; POST: import every judgment of the file or none (errors by row)."""
+    form = JudgmentUploadForm(request.POST or None, request.FILES or None)
+    errors = None
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            rows = read_judgment_file(upload.read(), upload.name,
+                                      judge=form.cleaned_data["judge"] or None)
+            result = judgments_import(campaign=campaign, rows=rows,
+                                      platform=form.cleaned_data["platform"])
+        except ImportRejected as exc:
+            errors = {"items": [str(e) for e in exc.errors],
+                      "more": exc.total - len(exc.errors)}
+        else:
+            messages.success(request, f"Imported judgments of {', '.join(result.judges)}: "
+                             f"{result.created} new, {result.updated} updated.")
+            return redirect(_url("admin:campaigns_campaign_statistics", campaign)
+                            or request.path)
+    return TemplateResponse(request, "admin/campaigns/judgments_upload.html", _context(
+        request, campaign, f"Import LLM judgments: {campaign.name}", form=form, errors=errors))

@@ -1,0 +1,73 @@
+"""The "analysis" export: every table of the statistics page, as one CSV or one JSON document.
+
+analysis-json: campaign_statistics() as it is (the API's stats body).
+analysis-csv: one CSV whose first column `table` names the table each row belongs to
+(agreement, system_scores, ranking, pairwise, quality, judges, confusion, progress, changes_*,
+...); the other columns are the union of all tables' columns, empty where a table has none.
+In pandas: `df[df.table == "agreement"].dropna(axis=1, how="all")`. Confusion matrices are
+flattened to one row per cell (judge, question, part, human, judge_value, count).
+"""
+from __future__ import annotations
+
+import csv
+import json
+from typing import TextIO
+
+from .exporting.cells import csv_cell
+from .models import ExportJob
+from .selectors.analysis import campaign_statistics
+
+SCALARS = ("campaign", "exclude_flagged")
+
+
+def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
+    """Write the job's campaign statistics to a text stream in the job's analysis format."""
+    statistics = campaign_statistics(
+        campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
+    if job.format == ExportJob.Format.ANALYSIS_JSON:
+        json.dump(statistics, stream, ensure_ascii=False, indent=1)
+        stream.write("\n")
+    else:
+        write_tables_csv(statistics, stream)
+
+
+def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
+    """Every table of a statistics dict as a list of flat rows, keyed by table name."""
+    tables: dict[str, list[dict]] = {
+        "summary": [{"campaign": statistics["campaign"],
+                     "exclude_flagged": statistics["exclude_flagged"],
+                     **{k: v for k, v in statistics["counts"].items() if k != "judges"},
+                     "judges_list": "; ".join(statistics["counts"]["judges"])}],
+    }
+    for name, value in statistics.items():
+        if name in SCALARS or name in ("counts", "confusion", "changes", "judged_items",
+                                       "flagged_workers"):
+            continue
+        tables[name] = value
+    tables["confusion"] = [
+        {"judge": m["judge"], "question": m["question"], "part": m["part"], "human": h,
+         "judge_value": j, "count": m["matrix"][a][b]}
+        for m in statistics["confusion"]
+        for a, h in enumerate(m["labels"]) for b, j in enumerate(m["labels"])]
+    for name, rows in (statistics.get("changes") or {}).items():
+        tables[f"changes_{name}"] = rows
+    return tables
+
+
+def write_tables_csv(statistics: dict, stream: TextIO) -> None:
+    tables = statistics_tables(statistics)
+    columns: list[str] = []
+    for rows in tables.values():
+        for row in rows:
+            columns += [c for c in row if c not in columns]
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(["table", *columns])
+    for name, rows in tables.items():
+        for row in rows:
+            writer.writerow([name, *(_cell(row.get(c)) for c in columns)])
+
+
+def _cell(value):
+    if isinstance(value, list):
+        value = "; ".join(str(v) for v in value)
+    return csv_cell(value)
