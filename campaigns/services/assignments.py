@@ -231,6 +231,11 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
     # behind one another on the same least-filled items (Turkle's bottleneck). A locked row
     # is re-checked against the WHERE clause after the lock, so exactly n rows suffice.
     ids = list(for_update(candidates, skip_locked=True).values_list("id", flat=True)[:n])
+    if not ids and connection.features.has_select_for_update_skip_locked:
+        # Near the end of a campaign the last open items may all be locked by claims in
+        # flight (some of which may roll back): wait for them rather than wrongly answer
+        # "no more work". Safe from deadlock: this claim holds no item lock while waiting.
+        ids = list(for_update(candidates).values_list("id", flat=True)[:n])
     if not ids:
         raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
     # Conditional increment: the database refuses to go past k even if a lock was missed

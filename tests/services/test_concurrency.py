@@ -1,0 +1,202 @@
+"""The assignment rules under many concurrent connections on PostgreSQL (threads, real locks)."""
+import threading
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import Count
+from django.utils import timezone
+
+from campaigns.celery_tasks import task_expire_assignments
+from campaigns.errors import Conflict, NotLive, NoWorkAvailable
+from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item
+from campaigns.services.annotations import annotation_submit
+from campaigns.services.assignments import (
+    assignment_claim,
+    assignment_submit,
+    worker_get_or_create,
+)
+from tests.factories import make_campaign, make_items
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+THREADS = 20
+ANSWERS = {"coherence": 3, "sentiment": 4}
+
+
+@pytest.fixture
+def owner(django_user_model):
+    return django_user_model.objects.create(username="alice")
+
+
+def run_threads(targets):
+    """Start every callable at once (a barrier), each on its own connection; re-raise errors."""
+    barrier = threading.Barrier(len(targets))
+    errors = []
+
+    def run(target):
+        try:
+            barrier.wait()
+            target()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+            errors.append(exc)
+        finally:
+            connection.close()  # each thread has its own connection; close it before exit
+
+    threads = [threading.Thread(target=run, args=(t,)) for t in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a thread hung (deadlock?)"
+    if errors:
+        raise errors[0]
+
+
+def work_until_done(campaign, name):
+    """A worker loop: claim, answer every item, submit, until there is no work left."""
+    def loop():
+        worker = worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
+        while True:
+            try:
+                assignment = assignment_claim(campaign=campaign, worker=worker)
+                for position in assignment.slots.values_list("position", flat=True):
+                    annotation_submit(assignment=assignment, position=position, answers=ANSWERS,
+                                      seconds_spent=1)
+                assignment_submit(assignment=assignment)
+            except NoWorkAvailable:
+                return
+            except Conflict:
+                continue  # the twin tab submitted this assignment first: claim again
+    return loop
+
+
+def test_many_workers_at_once_fill_every_item_exactly_k_times(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=2, annotations_per_item=3,
+                             attention_checks_per_assignment=1)
+    make_items(campaign, 30)
+    make_items(campaign, 3, control="attention", gold={"coherence": 3})
+    # 16 workers, 4 of them in two tabs at once (same platform id in two threads)
+    names = [f"w{n}" for n in range(16)] + [f"w{n}" for n in range(THREADS - 16)]
+    run_threads([work_until_done(campaign, name) for name in names])
+
+    regular = Item.objects.filter(campaign=campaign, control="")
+    assert set(regular.values_list("slots_taken", "annotations_done")) == {(3, 3)}
+    per_item = Counter(Annotation.objects.filter(item__control="")
+                       .values_list("item_id", flat=True))
+    assert set(per_item.values()) == {3} and len(per_item) == 30
+    repeated = (AssignmentItem.objects.filter(item__control="")
+                .values("assignment__worker", "item").annotate(n=Count("id")).filter(n__gt=1))
+    assert not repeated.exists()
+    assert not Assignment.objects.filter(status="active").exists()
+    assert not Item.objects.filter(control="attention").exclude(slots_taken=0).exists()
+
+
+def test_concurrent_double_submits_store_each_answer_exactly_once(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=4, annotations_per_item=1)
+    make_items(campaign, 16)
+    assignments = [
+        assignment_claim(campaign=campaign, worker=worker_get_or_create(
+            campaign=campaign, platform="mturk", platform_id=f"w{n}"))
+        for n in range(4)
+    ]
+
+    def double_click(assignment, position, value):
+        def go():
+            for _ in range(3):
+                annotation_submit(assignment=assignment, position=position,
+                                  answers={"coherence": value, "sentiment": 1}, seconds_spent=1)
+        return go
+
+    run_threads([double_click(a, p, v) for a in assignments for p in range(1, 5) for v in (2, 5)])
+    assert Annotation.objects.count() == 16
+    assert set(Item.objects.values_list("annotations_done", flat=True)) == {1}
+    assert set(Annotation.objects.values_list("answers__coherence", flat=True)) <= {2, 5}
+
+    codes = []
+    run_threads([lambda: codes.append(assignment_submit(assignment=assignments[0])
+                                      .completion_code)] * 16)
+    assert len(set(codes)) == 1 and len(codes) == 16
+    assert Assignment.objects.filter(status="submitted").count() == 1
+
+
+def test_no_assignment_is_handed_out_once_a_pause_is_committed(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=3)
+    make_items(campaign, 300)
+    paused = threading.Event()
+    refused = Counter()
+
+    def keep_claiming(n):
+        def go():
+            i = 0
+            while True:  # a new worker each time, all using the campaign as loaded before
+                worker = worker_get_or_create(campaign=campaign, platform="link",
+                                              platform_id=f"t{n}-{i}")
+                i += 1
+                try:
+                    assignment_claim(campaign=campaign, worker=worker)
+                except NotLive:
+                    refused[n] += 1
+                    return
+                if i > 200:
+                    raise AssertionError("the pause was never seen")
+        return go
+
+    def pause():
+        while Assignment.objects.count() < 20:
+            pass
+        Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PAUSED)
+        paused.count = Assignment.objects.count()  # frozen from here on
+
+    run_threads([keep_claiming(n) for n in range(16)] + [pause])
+    assert Assignment.objects.count() == paused.count
+    assert sum(refused.values()) == 16
+    assert not Item.objects.filter(slots_taken__gt=3).exists()
+
+
+def test_expired_work_is_reclaimed_and_handed_out_again(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=1)
+    make_items(campaign, 16)
+    first = []
+
+    def take(name, answer):
+        def go():
+            worker = worker_get_or_create(campaign=campaign, platform="link", platform_id=name)
+            assignment = assignment_claim(campaign=campaign, worker=worker)
+            if answer:
+                annotation_submit(assignment=assignment, position=1, answers=ANSWERS,
+                                  seconds_spent=1)
+            first.append(assignment.pk)
+        return go
+
+    run_threads([take(f"slow{n}", answer=n % 2 == 0) for n in range(16)])
+    assert set(Item.objects.values_list("slots_taken", flat=True)) == {1}
+    Assignment.objects.update(deadline=timezone.now() - timedelta(seconds=1))
+    answered = set(Annotation.objects.values_list("item_id", flat=True))
+
+    second = []
+
+    def retake(name):
+        def go():
+            worker = worker_get_or_create(campaign=campaign, platform="link", platform_id=name)
+            while (Item.objects.filter(slots_taken=0).exists()
+                   or Assignment.objects.filter(status="active", deadline__lt=timezone.now())
+                   .exists()):
+                try:  # an expiry running in another thread may not have committed yet
+                    second.append(assignment_claim(campaign=campaign, worker=worker).pk)
+                    return
+                except NoWorkAvailable:
+                    continue
+        return go
+
+    run_threads([retake(f"fast{n}") for n in range(16)] + [task_expire_assignments.delay] * 2)
+    assert Assignment.objects.filter(pk__in=first, status="expired").count() == 16
+    assert len(second) == 8
+    assert set(Item.objects.values_list("slots_taken", flat=True)) == {1}
+    rehanded = set(AssignmentItem.objects.filter(assignment__in=second)
+                   .values_list("item_id", flat=True))
+    assert len(rehanded) == 8 and not rehanded & answered
+    holders = Counter(AssignmentItem.objects.filter(holds_slot=True)
+                      .values_list("item_id", flat=True))
+    assert set(holders.values()) == {1}
