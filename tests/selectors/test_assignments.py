@@ -1,0 +1,85 @@
+"""Reads for the worker's pages: items in order with answers, progress, pages, tokens."""
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from campaigns.models import Assignment
+from campaigns.selectors.assignments import (
+    assignment_by_token,
+    assignment_entries,
+    assignment_page,
+    assignment_progress,
+    worker_open_assignment,
+)
+from campaigns.services.annotations import annotation_submit
+from campaigns.services.assignments import assignment_claim, worker_get_or_create
+from tests.factories import make_campaign, make_items
+
+pytestmark = pytest.mark.django_db
+
+ANSWERS = {"coherence": 2, "sentiment": 5}
+
+
+@pytest.fixture
+def owner(django_user_model):
+    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
+    return django_user_model.objects.create(username="alice")
+
+
+@pytest.fixture
+def assignment(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=3)
+    make_items(campaign, 3)
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w")
+    assignment = assignment_claim(campaign=campaign, worker=worker)
+    annotation_submit(assignment=assignment, position=2, answers=ANSWERS, seconds_spent=1)
+    return assignment
+
+
+def test_entries_list_the_items_in_order_with_their_answers(assignment, django_assert_num_queries):
+    with django_assert_num_queries(2):
+        entries = assignment_entries(assignment=assignment)
+    assert [e.position for e in entries] == [1, 2, 3]
+    assert [e.answered for e in entries] == [False, True, False]
+    assert entries[1].annotation.answers == ANSWERS
+    assert entries[0].item.data["prompt"].startswith("Prompt")
+
+
+def test_progress_counts_answered_items_and_finds_the_next_one(assignment,
+                                                               django_assert_num_queries):
+    with django_assert_num_queries(1):
+        progress = assignment_progress(assignment=assignment)
+    assert str(progress) == "1 of 3"
+    assert (progress.next_position, progress.percent, progress.complete) == (1, 33, False)
+    assert progress.answered_positions == {2}
+    for position in (1, 3):
+        annotation_submit(assignment=assignment, position=position, answers=ANSWERS,
+                          seconds_spent=1)
+    progress = assignment_progress(assignment=assignment)
+    assert (str(progress), progress.next_position, progress.complete) == ("3 of 3", None, True)
+
+
+def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment):
+    page = assignment_page(assignment=assignment, position=2)
+    assert page.entry.annotation.answers == ANSWERS
+    assert (page.previous_position, page.following_position) == (1, 3)
+    first = assignment_page(assignment=assignment, position=1)
+    assert first.entry.annotation is None and first.previous_position is None
+    assert assignment_page(assignment=assignment, position=3).following_position is None
+    assert assignment_page(assignment=assignment, position=4) is None
+
+
+def test_a_token_opens_its_assignment_and_nothing_else(assignment):
+    found = assignment_by_token(token=assignment.token)
+    assert found == assignment and found.campaign.pk == assignment.campaign_id
+    assert assignment_by_token(token="nope") is None
+    assert assignment_by_token(token="") is None
+    assert assignment_by_token(token="x" * 500) is None
+
+
+def test_only_an_active_assignment_before_its_deadline_is_open(assignment):
+    assert worker_open_assignment(worker=assignment.worker) == assignment
+    Assignment.objects.filter(pk=assignment.pk).update(
+        deadline=timezone.now() - timedelta(seconds=1))
+    assert worker_open_assignment(worker=assignment.worker) is None
