@@ -142,6 +142,7 @@ def _with_facts(frame: pd.DataFrame, campaign: Campaign, schema: TaskSchema) -> 
     keys = list(zip(frame["item"], frame["question"], frame["part"], strict=True)) if gold else []
     frame["gold"] = [gold.get(k) for k in keys] if gold else None
     frame["bad_reference"] = [k in bad for k in keys] if bad else False
+    frame["level"] = frame["level"].astype(object).where(frame["level"].notna(), None)
     return frame[FRAME_COLUMNS]
 
 

@@ -1,0 +1,121 @@
+"""The analysis selector: the tidy frame, flagged workers, and campaign_statistics end to end."""
+import json
+
+import pytest
+
+from campaigns.selectors.analysis import (
+    FRAME_COLUMNS,
+    annotations_frame,
+    campaign_statistics,
+    flagged_worker_ids,
+)
+from campaigns.models import Worker
+from tests.analysis.helpers import add_item, annotate
+from tests.factories import CONTINUATION_SCHEMA, SUMMARY_SCHEMA, TRANSLATION_SCHEMA, make_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_frame_has_one_row_per_atomic_judgment_with_item_and_worker_facts(owner):
+    campaign = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA)
+    item = add_item(campaign, "x1", system="gpt2")
+    annotate(campaign, "w1", item, {"coherence": 4, "sentiment": 2, "feedback": "=nice"},
+             seconds=12.5)
+    frame = annotations_frame(campaign=campaign)
+    assert list(frame.columns) == FRAME_COLUMNS
+    rows = frame.set_index("question")
+    assert rows.loc["coherence", "value"] == 4.0 and rows.loc["coherence", "level"] == "ordinal"
+    assert rows.loc["feedback", "value"] == "=nice" and not rows.loc["feedback", "rated"]
+    assert set(frame["system"]) == {"gpt2"} and set(frame["external_id"]) == {"x1"}
+    assert set(frame["seconds"]) == {12.5} and set(frame["platform"]) == {"link"}
+    assert frame["worker_name"].iloc[0].startswith("w_")  # pseudonymous, not the platform id
+
+
+def test_lines_and_flags_go_through_their_atoms(owner):
+    summary = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)
+    item = add_item(summary, "s1", data={"story": "s", "summary": ["One.", "Two."]})
+    annotate(summary, "w1", item, {"lines": [{"label": "consistent"},
+                                             {"label": "inconsistent", "rewrite": "Fixed."}],
+                                   "summary_consistent": "inconsistent"})
+    frame = annotations_frame(campaign=summary)
+    parts = dict(zip(frame["part"], zip(frame["value"], frame["level"], strict=True),
+                     strict=True))
+    assert parts["1.label"] == ("consistent", "nominal")
+    assert parts["2.rewrite"] == ("Fixed.", None)
+    assert parts[""] == ("inconsistent", "nominal")
+
+    translation = make_campaign(owner=owner, schema=TRANSLATION_SCHEMA)
+    item = add_item(translation, "t1")
+    annotate(translation, "w1", item, {"acceptability": 62.5,
+                                       "source_issues": {"selected": ["typos"], "other": "odd"}})
+    frame = annotations_frame(campaign=translation).set_index(["question", "part"])
+    assert frame.loc[("acceptability", ""), "value"] == 62.5
+    assert frame.loc[("acceptability", ""), "level"] == "interval"
+    assert frame.loc[("source_issues", "typos"), "value"] == 1
+    assert frame.loc[("source_issues", "other"), "rated"] == False  # noqa: E712
+
+
+def test_gold_items_carry_expected_atoms_and_low_slider_gold_is_a_bad_reference(owner):
+    campaign = make_campaign(owner=owner, schema=TRANSLATION_SCHEMA)
+    bad = add_item(campaign, "bad", control="gold", gold={"acceptability": 0}, tolerance=25)
+    check = add_item(campaign, "att", control="attention", gold={"acceptability": 100},
+                     tolerance=10)
+    annotate(campaign, "w1", bad, {"acceptability": 10})
+    annotate(campaign, "w1", check, {"acceptability": 95})
+    frame = annotations_frame(campaign=campaign).set_index("external_id")
+    assert frame.loc["bad", "gold"] == 0 and frame.loc["bad", "bad_reference"]
+    assert frame.loc["att", "gold"] == 100 and not frame.loc["att", "bad_reference"]
+
+
+def _study(owner):
+    """Three careful workers who agree, one who fails two attention checks, and a judge."""
+    campaign = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA)
+    items = [add_item(campaign, f"i{n}", system="A" if n < 4 else "B") for n in range(8)]
+    checks = [add_item(campaign, f"att{n}", control="attention", gold={"coherence": 2})
+              for n in range(2)]
+    for worker in ("w1", "w2", "w3"):
+        for n, item in enumerate(items):
+            annotate(campaign, worker, item, {"coherence": 5 if n < 4 else 2,
+                                              "sentiment": 1 + n % 5})
+        for check in checks:
+            annotate(campaign, worker, check, {"coherence": 2, "sentiment": 3}, passed=True)
+    for n, item in enumerate(items):
+        annotate(campaign, "careless", item, {"coherence": 1 if n < 4 else 5, "sentiment": 3})
+    for check in checks:
+        annotate(campaign, "careless", check, {"coherence": 4, "sentiment": 3}, passed=False)
+    for n, item in enumerate(items):
+        annotate(campaign, "gpt-4", item, {"coherence": 5 if n < 2 else 2, "sentiment": 3},
+                 platform="llm")
+    return campaign
+
+
+def test_flagged_workers_are_found_and_excluding_them_shows_what_changes(owner):
+    campaign = _study(owner)
+    careless = Worker.objects.get(platform_id="careless")
+    assert flagged_worker_ids(campaign=campaign) == {careless.pk}
+
+    full = campaign_statistics(campaign=campaign, n_boot=100)
+    assert full["counts"]["flagged_workers"] == 1 and full["counts"]["judges"] == ["gpt-4"]
+    coherence = {r["question"]: r for r in full["agreement"]}["coherence"]
+    assert coherence["n_raters"] == 4 and coherence["alpha"] < 0.5
+
+    kept = campaign_statistics(campaign=campaign, exclude_flagged=True, n_boot=100)
+    coherence = {r["question"]: r for r in kept["agreement"]}["coherence"]
+    assert coherence["n_raters"] == 3 and coherence["alpha"] == pytest.approx(1.0)
+    change = {r["question"]: r for r in kept["changes"]["agreement"]}["coherence"]
+    assert change["alpha_change"] > 0.5 and change["n_raters_all"] == 4
+    assert kept["counts"]["annotations_used"] < kept["counts"]["annotations"]
+    assert [r["system"] for r in kept["ranking"] if r["question"] == "coherence"] == ["A", "B"]
+    judge = {r["question"]: r for r in kept["judges"]}["coherence"]
+    assert judge["exact_agreement"] == pytest.approx(6 / 8)
+    assert judge["mean_difference"] == pytest.approx(2 * (2 - 5) / 8)
+    json.dumps(kept)  # JSON-ready as it is
+    careless_row = next(r for r in kept["quality"] if r["flagged"])
+    assert careless_row["attention_failures"] == 2
+
+
+def test_an_empty_campaign_has_empty_tables(owner):
+    statistics = campaign_statistics(campaign=make_campaign(owner=owner))
+    assert statistics["agreement"] == [] and statistics["quality"] == []
+    assert statistics["judges"] == [] and statistics["counts"]["annotations"] == 0
+    json.dumps(statistics)
