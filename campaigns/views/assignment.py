@@ -84,10 +84,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     assignment = _assignment_or_404(token)
     if not assignment_is_open(assignment):
         return _closed(request, assignment, status=200 if request.method == "GET" else 409)
-    page = assignment_page(assignment=assignment, position=position)
-    if page is None:
-        raise Http404("This assignment has no such item.")
     if request.method == "GET":
+        page = _page_or_404(assignment, position)
         values = page.entry.annotation.answers if page.entry.annotation else None
         return _render_item(request, assignment, page, values=values)
     schema = parse_schema_cached(assignment.campaign.schema)
@@ -96,13 +94,25 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         annotation_submit(assignment=assignment, position=position, answers=answers,
                           seconds_spent=timer_seconds(request.POST.get("started")))
     except AnswerInvalid as exc:
+        page = _page_or_404(assignment, position)
         return _render_item(request, assignment, page, values=answers, errors=exc.errors,
                             status=400)
     except ServiceError as exc:
+        if exc.status == 404:
+            raise Http404(exc.message) from None
         assignment.refresh_from_db(fields=["status", "deadline"])
         return _closed(request, assignment, status=409, message=exc.message)
-    following = page.following_position
-    return redirect(item_url(assignment, following) if following else finish_url(assignment))
+    # Saved: on to the next item, or to the finish page after the last one.
+    total = assignment_progress(assignment=assignment).total
+    return redirect(item_url(assignment, position + 1) if position < total
+                    else finish_url(assignment))
+
+
+def _page_or_404(assignment: Assignment, position: int):
+    page = assignment_page(assignment=assignment, position=position)
+    if page is None:
+        raise Http404("This assignment has no such item.")
+    return page
 
 
 def _render_item(request, assignment, page, *, values=None, errors=None, status=200):

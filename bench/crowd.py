@@ -1,0 +1,358 @@
+"""Benchmark: N simulated crowd workers over HTTP against gunicorn and PostgreSQL.
+
+Usage (not part of the test suite; needs PostgreSQL):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_pages \
+        .venv/bin/python bench/crowd.py [--workers 4] [--seconds 20] [--port 8102]
+
+What it does, all on 127.0.0.1:
+- sets up a campaign of 20,000 items (an ~80-word prompt and a ~50-word completion each,
+  imported through the import service), k=3 annotations per item, one item per assignment;
+- starts `gunicorn annotate.wsgi -w <workers>` (sync workers, DEBUG off, SECRET_KEY set,
+  ALLOWED_HOSTS=127.0.0.1, BENCH_VIEWS=1 for the ceiling view, rate limits off);
+- for N = 1, 8, 32, 64 threads, each a worker looping until the time is up or the campaign
+  has no work left: open the Prolific study link (GET /c/<slug>/?PROLIFIC_PID=<new id>),
+  claim (POST start), load the item page, submit valid answers, finish (POST);
+- in the same run and through the same server, N threads POSTing to a trivial Django view
+  that does one INSERT (the ceiling for this machine);
+- prints submissions/s and p50/p95/p99 per request kind, then verifies every successful
+  submit is stored exactly once and no item has more than k annotations;
+- repeats N=64 with a 200,000-item campaign and prints the ratio of the two rates.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import re
+import resource
+import signal
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotate.settings")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.db.models import Count, F  # noqa: E402
+
+from campaigns.models import Annotation, Assignment, Campaign, Item  # noqa: E402
+from campaigns.services.items import items_import  # noqa: E402
+from campaigns.views.bench import TABLE  # noqa: E402
+
+LIKERT = [{"value": v, "label": str(v), "description": f"level {v}"} for v in range(1, 6)]
+SCHEMA = {
+    "display": [
+        {"field": "prompt", "label": "Prompt (read me first!)", "suffix": "..."},
+        {"field": "completion", "label": "System's generation (rate this!)", "prefix": "..."},
+    ],
+    "questions": [
+        {"id": "coherence", "kind": "likert", "text": "Coherent?", "points": LIKERT},
+        {"id": "sentiment", "kind": "likert", "text": "Positive?", "points": LIKERT},
+        {"id": "feedback", "kind": "text", "text": "Feedback", "required": False},
+    ],
+}
+WORDS = ("the film was a slow and quiet study of grief with moments of real beauty though its "
+         "second half drags and the ending feels unearned despite strong acting by the lead "
+         "I cannot believe anyone is giving this movie a good rating terrible plot pace").split()
+KINDS = ("entry", "claim", "item", "submit", "finish")
+CSRF_FIELD = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+STARTED_FIELD = re.compile(rb'name="started" value="([^"]+)"')
+
+
+# --- setup ---------------------------------------------------------------------------------
+
+def _text(rng: random.Random, n_words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n_words))
+
+
+def make_campaign(owner, slug: str, n_items: int) -> Campaign:
+    """A live campaign of n_items (imported through the import service), k=3, 1 per HIT."""
+    Campaign.objects.filter(slug=slug).delete()
+    campaign = Campaign.objects.create(
+        owner=owner, slug=slug, name=slug, schema=SCHEMA, status="live",
+        annotations_per_item=3, items_per_assignment=1, assignment_timeout_minutes=30)
+    rng = random.Random(11)
+    started = time.perf_counter()
+    for start in range(0, n_items, 50_000):
+        rows = (json.dumps({"id": f"i{i}", "system": f"sys-{i % 4}", "prompt": _text(rng, 80),
+                            "completion": _text(rng, 50)})
+                for i in range(start, min(n_items, start + 50_000)))
+        items_import(campaign=campaign, content="\n".join(rows).encode(),
+                     filename="items.jsonl")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE campaigns_item")
+    print(f"  set up {n_items:,} items in {time.perf_counter() - started:.1f}s")
+    return campaign
+
+
+def start_gunicorn(port: int, workers: int) -> subprocess.Popen:
+    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "bench-" + "x" * 50,
+           "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false",
+           "RATELIMIT_ENABLED": "false", "BENCH_VIEWS": "1", "CONN_MAX_AGE": "600",
+           "STATIC_ROOT": "/tmp/annotate-bench-static", "LOG_LEVEL": "ERROR"}
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+                   cwd=ROOT, env=env, check=True)
+    gunicorn = str(Path(sys.executable).with_name("gunicorn"))
+    proc = subprocess.Popen(
+        [gunicorn, "annotate.wsgi", "-w", str(workers), "-b", f"127.0.0.1:{port}",
+         "--backlog", "2048", "--log-level", "warning"],
+        cwd=ROOT, env=env, start_new_session=True)
+    for _ in range(100):
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("gunicorn did not start")
+
+
+def stop_gunicorn(proc: subprocess.Popen) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=30)
+
+
+# --- the simulated workers -----------------------------------------------------------------
+
+class Client:
+    """One keep-alive HTTP connection with the CSRF cookie, timing each request by kind."""
+
+    def __init__(self, port: int, timings: dict):
+        self.port = port
+        self.timings = timings
+        self.cookie = ""
+        self.csrf = ""
+        self.conn = None
+
+    def request(self, kind: str, method: str, path: str, form: dict | None = None):
+        body = urllib.parse.urlencode(form, doseq=True) if form is not None else None
+        headers = {"Host": "127.0.0.1", "Cookie": self.cookie}
+        if body is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        for attempt in range(3):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+            started = time.perf_counter()
+            try:
+                self.conn.request(method, path, body=body, headers=headers)
+                response = self.conn.getresponse()
+                data = response.read()
+            except (ConnectionError, http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = None
+                if attempt == 2:
+                    raise
+                continue
+            self.timings[kind].append(time.perf_counter() - started)
+            if response.getheader("Connection", "").lower() == "close":
+                self.conn.close()
+                self.conn = None
+            for header, value in response.getheaders():
+                if header.lower() == "set-cookie" and value.startswith("csrftoken="):
+                    self.cookie = value.split(";", 1)[0]
+            return response.status, response.getheader("Location", ""), data
+        raise RuntimeError("unreachable")
+
+
+def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: dict,
+                stop: threading.Event) -> None:
+    n = 0
+    while time.perf_counter() < deadline and not stop.is_set():
+        n += 1
+        pid = f"{tag}-{n}"
+        query = urllib.parse.urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench",
+                                        "SESSION_ID": pid})
+        status, _, html = client.request("entry", "GET", f"/c/{slug}/?{query}")
+        if status != 200:
+            results["errors"].append(("entry", status))
+            continue
+        match = CSRF_FIELD.search(html)
+        client.csrf = match.group(1).decode() if match else client.csrf
+        form = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid,
+                "csrfmiddlewaretoken": client.csrf}
+        status, location, _ = client.request("claim", "POST", f"/c/{slug}/", form)
+        if status == 409:  # no work left: the campaign is used up
+            stop.set()
+            break
+        if status != 302:
+            results["errors"].append(("claim", status))
+            continue
+        token = location.split("/")[2]
+        status, _, html = client.request("item", "GET", location)
+        started = STARTED_FIELD.search(html)
+        answers = {"q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
+                   "csrfmiddlewaretoken": client.csrf,
+                   "started": started.group(1).decode() if started else ""}
+        status, _, _ = client.request("submit", "POST", location, answers)
+        if status in (200, 201, 302, 303):
+            results["submitted"].append(token)
+        else:
+            results["errors"].append(("submit", status))
+            continue
+        status, _, _ = client.request("finish", "POST", f"/a/{token}/finish/",
+                                      {"csrfmiddlewaretoken": client.csrf})
+        if status == 302:
+            results["finished"].append(token)
+        else:
+            results["errors"].append(("finish", status))
+
+
+def ceiling_loop(client: Client, deadline: float, results: dict) -> None:
+    while time.perf_counter() < deadline:
+        status, _, _ = client.request("insert", "POST", "/bench/insert/", {})
+        if status == 200:
+            results["inserted"].append(1)
+        else:
+            results["errors"].append(("insert", status))
+
+
+def run(target, n: int, seconds: float, port: int, **kwargs) -> tuple[dict, dict, float, float]:
+    timings: dict = defaultdict(list)
+    results: dict = defaultdict(list)
+    deadline = time.perf_counter() + seconds
+    cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    threads = [threading.Thread(target=target, args=(Client(port, timings),),
+                                kwargs={**kwargs, "deadline": deadline, "results": results,
+                                        **({"tag": f"w{n}-{i}-{time.time_ns()}"}
+                                           if target is worker_loop else {})})
+               for i in range(n)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - started
+    cpu_after = resource.getrusage(resource.RUSAGE_SELF)
+    client_cpu = (cpu_after.ru_utime - cpu_before.ru_utime
+                  + cpu_after.ru_stime - cpu_before.ru_stime)
+    return timings, results, elapsed, client_cpu
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return 1000 * ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def report_latencies(timings: dict, kinds) -> None:
+    for kind in kinds:
+        values = timings.get(kind, [])
+        print(f"    {kind:<7} n={len(values):>6}  p50={pct(values, 50):7.1f} ms  "
+              f"p95={pct(values, 95):7.1f} ms  p99={pct(values, 99):7.1f} ms")
+
+
+def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: list) -> float:
+    stop = threading.Event()
+    timings, results, elapsed, cpu = run(worker_loop, n, seconds, port, slug=campaign.slug,
+                                         stop=stop)
+    rate = len(results["submitted"]) / elapsed
+    all_submitted += results["submitted"]
+    print(f"  N={n:<3} {len(results['submitted']):>6} submissions in {elapsed:5.1f}s = "
+          f"{rate:7.1f} submissions/s  (finished {len(results['finished'])}, "
+          f"errors {len(results['errors'])}{' ' + str(results['errors'][:3]) if results['errors'] else ''}"
+          f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s)")
+    report_latencies(timings, KINDS)
+    return rate
+
+
+def ceiling(n: int, seconds: float, port: int) -> float:
+    timings, results, elapsed, _ = run(ceiling_loop, n, seconds, port)
+    rate = len(results["inserted"]) / elapsed
+    print(f"  ceiling N={n:<3} one-INSERT view: {rate:7.1f} requests/s  "
+          f"(errors {len(results['errors'])})")
+    report_latencies(timings, ["insert"])
+    return rate
+
+
+def verify(campaign: Campaign, submitted: list[str]) -> bool:
+    """Every successful submit stored exactly once; no item above k; counters agree."""
+    k = campaign.annotations_per_item
+    per_assignment = dict(
+        Annotation.objects.filter(campaign=campaign).values("assignment__token")
+        .annotate(n=Count("id")).values_list("assignment__token", "n"))
+    missing = [t for t in submitted if per_assignment.get(t, 0) == 0]
+    duplicated = [t for t, n in per_assignment.items() if n != 1]
+    repeated_submits = len(submitted) - len(set(submitted))
+    over_k = (Annotation.objects.filter(campaign=campaign).values("item")
+              .annotate(n=Count("id")).filter(n__gt=k).count())
+    over_slots = Item.objects.filter(campaign=campaign, slots_taken__gt=F("slots_wanted")).count()
+    counter_drift = (Item.objects.filter(campaign=campaign)
+                     .annotate(n=Count("annotations")).exclude(annotations_done=F("n")).count())
+    stored = sum(per_assignment.values())
+    ok = not (missing or duplicated or repeated_submits or over_k or over_slots or counter_drift)
+    print(f"  verify {campaign.slug}: {len(submitted)} successful submits, {stored} annotations "
+          f"stored; missing={len(missing)} duplicated={len(duplicated)} "
+          f"repeated-tokens={repeated_submits} items-above-k={over_k} "
+          f"slots-above-k={over_slots} counter-drift={counter_drift} -> "
+          f"{'OK: zero integrity violations' if ok else 'FAILED'}")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--seconds", type=float, default=20, help="duration of each run")
+    parser.add_argument("--port", type=int, default=8102)
+    parser.add_argument("--n", default="1,8,32,64", help="numbers of simulated workers")
+    parser.add_argument("--items", type=int, default=20_000)
+    parser.add_argument("--big-items", type=int, default=200_000, help="0 skips the big run")
+    args = parser.parse_args()
+    if connection.vendor != "postgresql":
+        raise SystemExit("bench/crowd.py needs PostgreSQL: set DATABASE_URL=postgres://...")
+    call_command("migrate", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        cursor.execute(f"CREATE TABLE {TABLE} (id bigserial PRIMARY KEY, at timestamptz)")
+    owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
+    print(f"crowd bench: gunicorn annotate.wsgi -w {args.workers} (sync workers), PostgreSQL "
+          f"{connection.pg_version}, {os.cpu_count()} CPUs, {args.seconds:g}s per run; "
+          f"each loop = entry GET, claim POST, item GET, submit POST, finish POST")
+    small = make_campaign(owner, "bench-crowd", args.items)
+    proc = start_gunicorn(args.port, args.workers)
+    ok = True
+    try:
+        submitted: list[str] = []
+        rates = {}
+        for n in [int(x) for x in args.n.split(",")]:
+            rates[n] = crowd(small, n, args.seconds, args.port, submitted)
+            ceiling(n, min(args.seconds, 10), args.port)
+        ok &= verify(small, submitted)
+        if args.big_items:
+            stop_gunicorn(proc)
+            big = make_campaign(owner, "bench-crowd-big", args.big_items)
+            proc = start_gunicorn(args.port, args.workers)
+            big_submitted: list[str] = []
+            n = max(rates)
+            big_rate = crowd(big, n, args.seconds, args.port, big_submitted)
+            ok &= verify(big, big_submitted)
+            print(f"  {args.big_items:,} vs {args.items:,} items at N={n}: {big_rate:.1f} vs "
+                  f"{rates[n]:.1f} submissions/s, ratio {big_rate / rates[n]:.2f}")
+    finally:
+        stop_gunicorn(proc)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
+    print("VERDICT:", "OK" if ok else "INTEGRITY VIOLATIONS")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
