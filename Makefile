@@ -32,5 +32,10 @@ lint: install
 bench-import: install
 	$(PY) bench/import_items.py
 
+# Fault injection (issue 7): throwaway PostgreSQL/Redis on ports 55432/56379, gunicorn on 8401.
+.PHONY: test-faults
+test-faults: install
+	$(PY) -m pytest tests/faults -m faults -p no:cacheprovider
+
 clean:
 	rm -rf $(VENV) db.sqlite3 media staticfiles

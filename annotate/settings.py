@@ -94,7 +94,8 @@ _CACHE_URL = env.str("CACHE_URL", default="") or env.str("REDIS_URL", default=""
 CACHES = {
     "default": (
         {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # RedisCache that misses instead of raising while Redis is down (pages keep working).
+            "BACKEND": "campaigns.failsoft_cache.FailSoftRedisCache",
             "LOCATION": _CACHE_URL,
             "KEY_PREFIX": "annotate",
             "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},

@@ -57,4 +57,4 @@ def test_the_cache_is_redis_when_a_url_is_given():
         [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True,
         timeout=60, check=False,
     )
-    assert result.stdout.strip() == "django.core.cache.backends.redis.RedisCache", result.stderr
+    assert result.stdout.strip() == "campaigns.failsoft_cache.FailSoftRedisCache", result.stderr
