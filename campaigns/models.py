@@ -219,6 +219,10 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["campaign", "status", "deadline"], name="assignment_by_status"),
             models.Index(fields=["worker", "status"], name="assignment_worker_status"),
+            # Expiry (at every claim and periodically): only active assignments are indexed,
+            # so finding the overdue ones stays cheap however many were submitted.
+            models.Index(fields=["deadline"], name="assignment_active_deadline",
+                         condition=Q(status="active")),
         ]
 
     def __str__(self) -> str:
