@@ -7,11 +7,11 @@ from django.contrib import admin
 from .campaigns import CampaignAdmin
 from .exports import ExportJobAdmin
 from .items import ItemAdmin
-from .workers import AnnotationAdmin, AssignmentAdmin, WorkerAdmin
+from .workers import AnnotationAdmin, AssignmentAdmin, DeletionRecordAdmin, WorkerAdmin
 
 admin.site.site_header = "Annotate: human-evaluation campaigns"
 admin.site.site_title = "Annotate admin"
 admin.site.index_title = "Your campaigns"
 
-__all__ = ["AnnotationAdmin", "AssignmentAdmin", "CampaignAdmin", "ExportJobAdmin", "ItemAdmin",
-           "WorkerAdmin"]
+__all__ = ["AnnotationAdmin", "AssignmentAdmin", "CampaignAdmin", "DeletionRecordAdmin",
+           "ExportJobAdmin", "ItemAdmin", "WorkerAdmin"]

@@ -9,7 +9,8 @@ from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
-from ..models import Annotation, Assignment, Worker
+from ..models import Annotation, Assignment, DeletionRecord, Worker
+from ..privacy_admin import erase_workers
 from ..pseudonyms import worker_pseudonym
 from ..selectors.worker_activity import worker_assignments, worker_control_outcomes
 from .scoping import ReadOnlyAdmin
@@ -32,6 +33,7 @@ class WorkerAdmin(ReadOnlyAdmin):
     fields = ("campaign", "platform", "platform_id", "pseudonym", "intake_pretty",
               "consented_at", "created_at", "erased_at", "activity")
     readonly_fields = fields
+    actions = [erase_workers]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -110,3 +112,17 @@ class AnnotationAdmin(ReadOnlyAdmin):
     def answers_pretty(self, obj):
         return format_html('<pre class="admin-json">{}</pre>',
                            json.dumps(obj.answers, indent=2, ensure_ascii=False))
+
+
+@admin.register(DeletionRecord)
+class DeletionRecordAdmin(ReadOnlyAdmin):
+    """That a worker's data was deleted (no raw platform ids); kept as the record, never edited."""
+
+    list_display = ("created_at", "campaign_slug", "pseudonym", "requested_by", "requested_via",
+                    "annotations_deleted")
+    list_filter = ("requested_via",)
+    search_fields = ("campaign_slug", "pseudonym")
+    list_select_related = ("requested_by",)
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -76,11 +76,7 @@ class Dashboard:
 def campaign_dashboard(*, campaign: Campaign, now=None) -> Dashboard:
     """Every dashboard figure of one campaign; the query count does not grow with the data."""
     now = now or timezone.now()
-    per_system = _progress_per_system(campaign)
-    overall = Progress(system="All systems")
-    for p in per_system:
-        for name in ("items", "items_complete", "wanted", "done", "in_progress", "remaining"):
-            setattr(overall, name, getattr(overall, name) + getattr(p, name))
+    overall, per_system = campaign_progress(campaign=campaign)
     assignments = Assignment.objects.filter(campaign=campaign).aggregate(
         workers_total=Count("worker", distinct=True),
         workers_active=Count("worker", distinct=True,
@@ -100,6 +96,16 @@ def campaign_dashboard(*, campaign: Campaign, now=None) -> Dashboard:
         median_seconds=median,
         charts=score_distributions(campaign=campaign),
     )
+
+
+def campaign_progress(*, campaign: Campaign) -> tuple[Progress, list[Progress]]:
+    """(overall, per system) annotation slots of regular items, in one query."""
+    per_system = _progress_per_system(campaign)
+    overall = Progress(system="All systems")
+    for p in per_system:
+        for name in ("items", "items_complete", "wanted", "done", "in_progress", "remaining"):
+            setattr(overall, name, getattr(overall, name) + getattr(p, name))
+    return overall, per_system
 
 
 def _progress_per_system(campaign: Campaign) -> list[Progress]:

@@ -93,16 +93,22 @@ def _set_status(*, campaign: Campaign, to: str, allowed_from: tuple[str, ...],
     updated = Campaign.objects.filter(pk=campaign.pk, status__in=allowed_from).update(status=to)
     if not updated:
         campaign.refresh_from_db(fields=["status"])
-        raise Conflict(
-            f"“{campaign.name}” is {campaign.get_status_display().lower()}; it cannot be {verb}.",
-            extra={"status": campaign.status},
-        )
+        raise _refusal(campaign, verb)
     campaign.status = to
     return campaign
 
 
+def _refusal(campaign: Campaign, verb: str) -> Conflict:
+    return Conflict(
+        f"“{campaign.name}” is {campaign.get_status_display().lower()}; it cannot be {verb}.",
+        extra={"status": campaign.status},
+    )
+
+
 def campaign_publish(*, campaign: Campaign) -> Campaign:
     """Make a draft or paused campaign live; it needs a valid configuration and regular items."""
+    if campaign.status not in _PUBLISHABLE:  # say so before listing what else is missing
+        raise _refusal(campaign, "published")
     try:
         campaign_check_config(
             schema=campaign.schema, intake_questions=campaign.intake_questions,

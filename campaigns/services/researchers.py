@@ -20,6 +20,7 @@ PERMISSIONS = {
     "assignment": ("view",),
     "annotation": ("view",),
     "exportjob": ("view", "add", "delete"),
+    "deletionrecord": ("view",),
 }
 
 

@@ -1,0 +1,119 @@
+"""Publish, pause, close and duplicate: as list actions, as buttons, and as services."""
+import pytest
+from django.urls import reverse
+
+from campaigns.errors import Conflict, ServiceError
+from campaigns.models import Campaign, Item
+from campaigns.services.campaigns import (
+    campaign_close,
+    campaign_duplicate,
+    campaign_pause,
+    campaign_publish,
+)
+from tests.admin.conftest import add_items
+from tests.factories import make_campaign
+
+pytestmark = pytest.mark.django_db
+CHANGELIST = "admin:campaigns_campaign_changelist"
+
+
+def run_action(client, action, *campaigns):
+    return client.post(reverse(CHANGELIST), {
+        "action": action, "_selected_action": [c.pk for c in campaigns]}, follow=True)
+
+
+def status_of(campaign) -> str:
+    campaign.refresh_from_db()
+    return campaign.status
+
+
+def test_the_publish_action_makes_drafts_with_items_live(researcher_client, researcher):
+    ready = make_campaign(owner=researcher, status=Campaign.Status.DRAFT)
+    add_items(ready)
+    empty = make_campaign(owner=researcher, status=Campaign.Status.DRAFT)
+    response = run_action(researcher_client, "publish", ready, empty)
+    assert status_of(ready) == "live"
+    assert status_of(empty) == "draft"
+    text = response.content.decode()
+    assert "has no items to annotate" in text
+    assert "1 campaign(s) published." in text
+
+
+def test_the_pause_and_close_actions_change_the_status(researcher_client, campaign):
+    run_action(researcher_client, "pause", campaign)
+    assert status_of(campaign) == "paused"
+    run_action(researcher_client, "close", campaign)
+    assert status_of(campaign) == "closed"
+
+
+def test_the_status_buttons_post_to_the_services(researcher_client, campaign):
+    url = reverse("admin:campaigns_campaign_status", args=[campaign.pk, "pause"])
+    assert researcher_client.get(url).status_code == 405
+    response = researcher_client.post(url)
+    assert response.status_code == 302
+    assert status_of(campaign) == "paused"
+    researcher_client.post(reverse("admin:campaigns_campaign_status",
+                                   args=[campaign.pk, "close"]))
+    assert status_of(campaign) == "closed"
+    response = researcher_client.post(reverse("admin:campaigns_campaign_status",
+                                              args=[campaign.pk, "publish"]), follow=True)
+    assert status_of(campaign) == "closed"
+    assert "cannot be published" in response.content.decode()
+    bogus = reverse("admin:campaigns_campaign_status", args=[campaign.pk, "explode"])
+    assert researcher_client.post(bogus).status_code == 404
+
+
+def test_status_services_refuse_transitions_that_make_no_sense(owner):
+    campaign = make_campaign(owner=owner, status=Campaign.Status.DRAFT)
+    with pytest.raises(ServiceError, match="no items"):
+        campaign_publish(campaign=campaign)
+    with pytest.raises(Conflict):
+        campaign_pause(campaign=campaign)
+    add_items(campaign)
+    assert campaign_publish(campaign=campaign).status == "live"
+    assert campaign_pause(campaign=campaign).status == "paused"
+    assert campaign_publish(campaign=campaign).status == "live"
+    assert campaign_close(campaign=campaign).status == "closed"
+    with pytest.raises(Conflict):
+        campaign_close(campaign=campaign)
+    with pytest.raises(Conflict):
+        campaign_publish(campaign=campaign)
+
+
+def test_publish_refuses_a_campaign_whose_schema_became_invalid(owner):
+    campaign = make_campaign(owner=owner, status=Campaign.Status.DRAFT)
+    add_items(campaign)
+    Campaign.objects.filter(pk=campaign.pk).update(schema={"questions": []})
+    campaign.refresh_from_db()
+    with pytest.raises(ServiceError, match="cannot be published"):
+        campaign_publish(campaign=campaign)
+
+
+def test_duplicate_copies_schema_and_settings_without_items_or_results(owner, other_owner):
+    original = make_campaign(owner=owner, annotations_per_item=5, items_per_assignment=12,
+                             instructions="Read me", completion_mode="fixed",
+                             completion_code="C0DE")
+    original.collaborators.add(other_owner)
+    add_items(original)
+    copy = campaign_duplicate(campaign=original, owner=other_owner)
+    assert copy.pk != original.pk
+    assert copy.slug == f"{original.slug}-copy"
+    assert copy.status == "draft"
+    assert copy.owner == other_owner
+    assert (copy.schema, copy.instructions, copy.annotations_per_item,
+            copy.items_per_assignment, copy.completion_code) == (
+        original.schema, "Read me", 5, 12, "C0DE")
+    assert not Item.objects.filter(campaign=copy).exists()
+    assert list(copy.collaborators.all()) == [other_owner]
+    again = campaign_duplicate(campaign=original, owner=owner)
+    assert again.slug == f"{original.slug}-copy-2"
+
+
+def test_the_duplicate_action_and_button_create_drafts(researcher_client, campaign):
+    run_action(researcher_client, "duplicate", campaign)
+    assert Campaign.objects.filter(slug=f"{campaign.slug}-copy", status="draft").exists()
+    response = researcher_client.post(
+        reverse("admin:campaigns_campaign_duplicate", args=[campaign.pk]))
+    second = Campaign.objects.get(slug=f"{campaign.slug}-copy-2")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("admin:campaigns_campaign_change", args=[second.pk])

@@ -1,0 +1,103 @@
+"""The campaign change form: schema problems shown by path, nothing saved; settings applied."""
+import json
+
+import pytest
+from django.urls import reverse
+
+from campaigns.models import Campaign, Item
+from tests.admin.conftest import add_items
+from tests.factories import CONTINUATION_SCHEMA
+
+pytestmark = pytest.mark.django_db
+
+
+def form_data(campaign: Campaign, **changes) -> dict:
+    data = {
+        "name": campaign.name, "slug": campaign.slug, "description": "", "source": "",
+        "schema": json.dumps(campaign.schema), "instructions": campaign.instructions,
+        "examples": "", "consent_text": "", "intake_questions": "[]",
+        "items_per_assignment": campaign.items_per_assignment,
+        "annotations_per_item": campaign.annotations_per_item,
+        "assignment_timeout_minutes": campaign.assignment_timeout_minutes,
+        "max_assignments_per_worker": "", "attention_checks_per_assignment": 0,
+        "gold_items_per_assignment": 0, "completion_mode": campaign.completion_mode,
+        "completion_code": "", "completion_redirect_url": "",
+    }
+    data.update(changes)
+    return data
+
+
+def change_url(campaign):
+    return reverse("admin:campaigns_campaign_change", args=[campaign.pk])
+
+
+def test_it_shows_every_schema_problem_with_its_path_and_saves_nothing(researcher_client, campaign):
+    bad = {"display": [{"field": "prompt"}],
+           "questions": [{"id": "q1", "kind": "likert", "text": "Rate", "points": []},
+                         {"id": "q2", "kind": "nope", "text": "?"}]}
+    response = researcher_client.post(change_url(campaign), form_data(
+        campaign, name="Renamed", schema=json.dumps(bad)))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["schema"]
+    assert any(e.startswith("schema.questions[0].points:") for e in errors), errors
+    assert any(e.startswith("schema.questions[1]") for e in errors), errors
+    content = response.content.decode()
+    assert "schema.questions[0].points:" in content
+    campaign.refresh_from_db()
+    assert campaign.name != "Renamed"
+    assert campaign.schema == CONTINUATION_SCHEMA
+
+
+def test_it_rejects_text_that_is_not_json_and_saves_nothing(researcher_client, campaign):
+    response = researcher_client.post(change_url(campaign), form_data(
+        campaign, name="Renamed", schema="{not json"))
+    assert response.status_code == 200
+    assert "schema" in response.context["adminform"].form.errors
+    campaign.refresh_from_db()
+    assert campaign.name != "Renamed"
+
+
+def test_it_shows_completion_and_intake_problems_next_to_their_fields(researcher_client,
+                                                                      campaign):
+    response = researcher_client.post(change_url(campaign), form_data(
+        campaign, completion_mode="fixed", completion_code="",
+        completion_redirect_url="https://example.org/done",
+        intake_questions=json.dumps([{"id": "age", "kind": "likert", "text": "Age"}])))
+    errors = response.context["adminform"].form.errors
+    assert "completion_code: a fixed completion code is required" in errors["completion_code"]
+    assert any("{code}" in e for e in errors["completion_redirect_url"])
+    assert any(e.startswith("intake_questions") for e in errors["intake_questions"])
+
+
+def test_a_new_k_is_applied_to_the_items_slot_targets(researcher_client, campaign):
+    add_items(campaign, 3)
+    response = researcher_client.post(change_url(campaign),
+                                      form_data(campaign, annotations_per_item=5))
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert set(Item.objects.filter(campaign=campaign).values_list("slots_wanted", flat=True)) == {5}
+
+
+def test_a_new_campaign_is_owned_by_the_researcher_who_adds_it(researcher_client, researcher,
+                                                              other_researcher):
+    data = form_data(Campaign(name="Fresh", slug="fresh", schema=CONTINUATION_SCHEMA,
+                              items_per_assignment=1, annotations_per_item=3,
+                              assignment_timeout_minutes=60,
+                              completion_mode="per_assignment"),
+                     owner=other_researcher.pk)  # ignored: the owner field is read-only
+    response = researcher_client.post(reverse("admin:campaigns_campaign_add"), data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    fresh = Campaign.objects.get(slug="fresh")
+    assert fresh.owner == researcher
+    assert fresh.status == Campaign.Status.DRAFT
+
+
+def test_the_change_page_shows_sections_and_a_safe_markdown_preview(researcher_client, campaign):
+    campaign.instructions = "**Read** this <script>alert(1)</script>"
+    campaign.save()
+    response = researcher_client.get(change_url(campaign))
+    content = response.content.decode()
+    for heading in ("Setup", "Task schema", "Instructions and examples",
+                    "Consent and intake questions", "Assignment settings", "Completion"):
+        assert f">{heading}<" in content
+    assert "<strong>Read</strong>" in content
+    assert "<script>alert(1)</script>" not in content

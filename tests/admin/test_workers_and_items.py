@@ -1,0 +1,72 @@
+"""Item and worker lists with counts and filters; a worker's page lists assignments and checks."""
+import pytest
+from django.urls import reverse
+
+from campaigns.models import Annotation, Item, Worker
+from tests.admin.conftest import add_items
+from tests.admin.simulate import simulate
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_worker_page_lists_assignments_timings_and_check_outcomes(researcher_client,
+                                                                      campaign):
+    add_items(campaign, 2)
+    Item.objects.create(campaign=campaign, external_id="attn-1", control="attention",
+                        data={"prompt": "p", "completion": "c"},
+                        gold={"coherence": 5}, slots_wanted=0)
+    campaign.attention_checks_per_assignment = 1
+    campaign.save()
+    (assignment,) = simulate(campaign, workers=1)
+    worker = assignment.worker
+    outcome = Annotation.objects.get(worker=worker, item__external_id="attn-1").control_passed
+    response = researcher_client.get(reverse("admin:campaigns_worker_change", args=[worker.pk]))
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert f"#{assignment.pk}" in text and "Submitted" in text
+    assert "2 / 2" in text  # answered / items (one regular, one attention check)
+    assert "attn-1" in text
+    assert ("passed" if outcome else "failed") in text
+    assert "Pseudonym in exports" in text
+
+
+def test_the_worker_list_counts_assignments_and_filters_by_platform(researcher_client, campaign):
+    add_items(campaign, 3)
+    simulate(campaign, workers=2)
+    Worker.objects.create(campaign=campaign, platform="mturk", platform_id="A1")
+    url = reverse("admin:campaigns_worker_changelist")
+    response = researcher_client.get(url)
+    assert response.context["cl"].result_count == 3
+    first = response.context["cl"].result_list[0]
+    assert (first._assignments, first._submitted, first._annotations) == (1, 1, 1)
+    response = researcher_client.get(url, {"platform__exact": "mturk"})
+    assert response.context["cl"].result_count == 1
+
+
+@pytest.mark.parametrize(("params", "expected"), [
+    ({}, 5), ({"system": "sys-a"}, 2), ({"control__exact": "attention"}, 1),
+    ({"fill": "complete"}, 1), ({"fill": "untouched"}, 3), ({"fill": "open"}, 3),
+])
+def test_the_item_list_filters_by_system_control_and_fill_state(researcher_client, campaign,
+                                                                params, expected):
+    add_items(campaign, 4)
+    Item.objects.create(campaign=campaign, external_id="attn", control="attention",
+                        data={}, slots_wanted=0)
+    Item.objects.filter(external_id="item-1").update(slots_taken=3, annotations_done=3)
+    response = researcher_client.get(reverse("admin:campaigns_item_changelist"), params)
+    assert response.status_code == 200
+    assert response.context["cl"].result_count == expected
+
+
+def test_items_are_read_only_and_deletable_only_in_a_draft_before_any_work(researcher_client,
+                                                                          campaign):
+    add_items(campaign, 1)
+    item = campaign.items.get()
+    url = reverse("admin:campaigns_item_delete", args=[item.pk])
+    assert researcher_client.get(url).status_code == 403  # live campaign
+    campaign.status = "draft"
+    campaign.save()
+    assert researcher_client.get(url).status_code == 200
+    response = researcher_client.get(reverse("admin:campaigns_item_change", args=[item.pk]))
+    assert response.status_code == 200
+    assert b'name="external_id"' not in response.content  # shown, not editable
