@@ -172,6 +172,7 @@ def _gold_atoms(control_items: pd.DataFrame, schema: TaskSchema) -> tuple[dict, 
 # ---------------------------------------------------------------- statistics from the frame
 
 NUMERIC = ("ordinal", "interval", "ratio")
+QUESTION_PARTS = ("", "total")
 
 
 def records(table: pd.DataFrame) -> list[dict]:
@@ -234,7 +235,9 @@ def _human_tables(humans: pd.DataFrame, n_boot: int) -> dict[str, pd.DataFrame]:
         "agreement": agreement.agreement_table(agree, _levels(agree), n_boot=n_boot),
         "system_scores": scores.system_scores(numeric, n_boot=n_boot),
         "ranking": scores.system_ranking(numeric),
-        "pairwise": scores.pairwise_tests(numeric),
+        # Rank tests per question (a rubric's total), not per criterion: 15 criteria x all
+        # system pairs would mostly add multiple-comparison noise (and cost).
+        "pairwise": scores.pairwise_tests(numeric[numeric["part"].isin(QUESTION_PARTS)]),
     }
 
 
