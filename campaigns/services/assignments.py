@@ -381,6 +381,10 @@ def assignments_expire(*, now: datetime | None = None, campaign: Campaign | None
     total = 0
     while True:
         with transaction.atomic():
+            if not connection.features.has_select_for_update:
+                # SQLite: take the write lock before reading, so that two expiries run one
+                # after the other and the second sees the first's work (no double release).
+                Assignment.objects.filter(pk=-1).update(id=F("id"))
             # SKIP LOCKED: a concurrent expiry (task and lazy claim-time call) takes other
             # rows; an assignment locked by an answer being saved is expired on a later run.
             ids = list(for_update(overdue.order_by("id"), skip_locked=True)
