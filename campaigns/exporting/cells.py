@@ -6,6 +6,7 @@ from typing import Any
 
 # A cell starting with one of these is run as a formula by Excel, LibreOffice or Sheets.
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = frozenset(FORMULA_TRIGGERS)
 # ... unless the whole cell is a plain number ("-3", "+1.5e3"): a spreadsheet reads that as data.
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 

@@ -5,14 +5,17 @@ then each question of the schema in schema order with its parts in the kind's pa
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..pseudonyms import worker_pseudonym
 from ..schema import BaseQuestion, TaskSchema
 
 # The values_list() fields read per annotation, in this order (see META_COLUMNS for the output).
+# The answers come last, as JSON text (parsed with orjson, or spliced into jsonl unparsed).
 SOURCE_FIELDS = (
     "id",
     "item__external_id",
@@ -33,9 +36,12 @@ SOURCE_FIELDS = (
     "updated_at",
     "seconds_spent",
     "control_passed",
-    "answers",
 )
-ANSWERS = SOURCE_FIELDS.index("answers")
+ANSWERS = len(SOURCE_FIELDS)
+# Read as ISO 8601 text, formatted by the database.
+TIMESTAMP_FIELDS = frozenset(
+    {"assignment__started_at", "assignment__submitted_at", "created_at", "updated_at"}
+)
 
 # Output columns; `worker_platform_id` only appears when raw worker ids were asked for.
 META_COLUMNS = (
@@ -72,21 +78,34 @@ def column_name(question_id: str, part: str) -> str:
 
 @dataclass
 class ColumnPlan:
-    """What the export writes per annotation, fixed before the first row."""
+    """What the export writes per annotation, fixed before the first row.
+
+    Rows are built from SOURCE_FIELDS tuples for speed (a million rows per run): meta cells by
+    position, answer cells by slicing each question's atoms into place.
+    """
 
     campaign_id: int
     questions: list[BaseQuestion]
     line_counts: dict[str, int]
     raw_worker_ids: bool = False
     _parts: dict[str, dict[str, int]] = field(default_factory=dict, init=False)
+    _layout: list[tuple[BaseQuestion, int, tuple[str, ...]]] = field(
+        default_factory=list, init=False
+    )
     _pseudonyms: dict[int, str] = field(default_factory=dict, init=False)
+    _keyed: dict[str, bool] = field(default_factory=dict, init=False)
+    _keys: dict[str, frozenset[str]] = field(default_factory=dict, init=False)
+    _getters: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         offset = 0
         for q in self.questions:
-            self._parts[q.id] = {p: offset + i for i, p in enumerate(self.question_parts(q))}
-            offset += len(self._parts[q.id])
+            parts = tuple(self.question_parts(q))
+            self._parts[q.id] = {p: offset + i for i, p in enumerate(parts)}
+            self._layout.append((q, offset, parts))
+            offset += len(parts)
         self.answer_width = offset
+        self.control_passed_at = len(self.meta_columns) - 1
 
     def question_parts(self, question: BaseQuestion) -> list[str]:
         if question.kind == "lines":
@@ -99,7 +118,7 @@ class ColumnPlan:
 
     @property
     def answer_columns(self) -> list[str]:
-        return [column_name(q.id, p) for q in self.questions for p in self._parts[q.id]]
+        return [column_name(q.id, p) for q, _, parts in self._layout for p in parts]
 
     def pseudonym(self, worker_id: int, platform: str, platform_id: str) -> str:
         name = self._pseudonyms.get(worker_id)
@@ -113,7 +132,7 @@ class ColumnPlan:
         return name
 
     def meta(self, row: tuple) -> list[Any]:
-        """The meta cells of one source row (SOURCE_FIELDS order), as Python values."""
+        """The meta cells of one source row, in meta_columns order."""
         cells = [*row[0:4], self.pseudonym(row[4], row[5], row[6]), row[5]]
         if self.raw_worker_ids:
             cells.append(row[6])
@@ -135,16 +154,41 @@ class ColumnPlan:
         cells: list[Any] = [None] * self.answer_width
         if not isinstance(answers, dict):
             return cells
-        for q in self.questions:
+        for q, start, parts in self._layout:
             answer = answers.get(q.id)
             if answer is None:
                 continue
+            if self._keyed.get(q.id) and type(answer) is dict and answer.keys() == self._keys[q.id]:
+                cells[start : start + len(parts)] = self._getters[q.id](answer)
+                continue
+            atoms = _safe_atoms(q, answer)
+            if not atoms:
+                continue
+            names, values = zip(*atoms, strict=True)
+            if names == parts[: len(names)]:  # the usual case: atoms come in parts() order
+                cells[start : start + len(values)] = values
+                self._learn(q, answer, values)
+                continue
             index = self._parts[q.id]
-            for part, value in _safe_atoms(q, answer):
+            for part, value in atoms:
                 at = index.get(part)
                 if at is not None:
                     cells[at] = value
         return cells
+
+    def _learn(self, question: BaseQuestion, answer: Any, values: tuple) -> None:
+        # A fast path for answers shaped like a rubric's ({part: value} for exactly the parts):
+        # itemgetter does in C what atoms() does in Python. It is switched on per question only
+        # after checking once that it gives what atoms() gives.
+        if question.id in self._keyed or len(values) < 2:
+            return
+        parts = tuple(self._parts[question.id])
+        keyed = type(answer) is dict and answer.keys() == set(parts)
+        if keyed:
+            self._keys[question.id] = frozenset(parts)
+            self._getters[question.id] = itemgetter(*parts)
+            keyed = self._getters[question.id](answer) == values
+        self._keyed[question.id] = keyed
 
 
 def _safe_atoms(question: BaseQuestion, answer: Any) -> list[tuple[str, Any]]:
@@ -153,7 +197,7 @@ def _safe_atoms(question: BaseQuestion, answer: Any) -> list[tuple[str, Any]]:
     try:
         return question.atoms(answer)
     except (AttributeError, TypeError, ValueError, KeyError):
-        return [("", answer)]
+        return [("", json.dumps(answer, ensure_ascii=False, sort_keys=True))]
 
 
 def plan_columns(

@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import csv
-import json
-from typing import Any, ClassVar, TextIO
+import io
+from typing import ClassVar, TextIO
 
-from .cells import csv_cell, json_value
+import orjson
+
+from .cells import FORMULA_START, csv_cell, neutralise
 from .columns import ANSWERS, LONG_COLUMNS, ColumnPlan
+
+BOOL_TEXT = {True: "true", False: "false", None: None}
 
 
 class ExportWriter:
@@ -28,6 +32,12 @@ class ExportWriter:
     def end(self) -> None:
         pass
 
+    def write_rows(self, rows: list[list]) -> None:
+        """CSV rows, formatted into memory per chunk and written to the stream in one call."""
+        buffer = io.StringIO()
+        csv.writer(buffer, lineterminator="\n").writerows(rows)
+        self.stream.write(buffer.getvalue())
+
 
 class CsvWriter(ExportWriter):
     """csv: one row per annotation, meta columns then a column per atomic answer part."""
@@ -35,14 +45,23 @@ class CsvWriter(ExportWriter):
     extension, content_type = "csv", "text/csv"
 
     def begin(self) -> None:
-        self.csv = csv.writer(self.stream, lineterminator="\n")
-        self.csv.writerow(self.plan.meta_columns + self.plan.answer_columns)
+        self.write_rows([self.plan.meta_columns + self.plan.answer_columns])
 
     def write_chunk(self, rows: list[tuple]) -> None:
-        meta, wide = self.plan.meta, self.plan.wide
-        self.csv.writerows(
-            [csv_cell(c) for c in meta(row) + wide(row[ANSWERS])] for row in rows
-        )
+        meta, wide, passed = self.plan.meta, self.plan.wide, self.plan.control_passed_at
+        loads = orjson.loads
+        out = []
+        for row in rows:
+            cells = meta(row)
+            cells[passed] = BOOL_TEXT[cells[passed]]
+            cells += wide(loads(row[ANSWERS]))
+            # Inline check (this runs per cell): only text starting like a formula is touched;
+            # None is written as an empty cell by the csv module, numbers as numbers.
+            out.append(
+                [v if type(v) is not str or v[:1] not in FORMULA_START else neutralise(v)
+                 for v in cells]
+            )
+        self.write_rows(out)
 
 
 class CsvLongWriter(ExportWriter):
@@ -51,16 +70,18 @@ class CsvLongWriter(ExportWriter):
     extension, content_type = "csv", "text/csv"
 
     def begin(self) -> None:
-        self.csv = csv.writer(self.stream, lineterminator="\n")
-        self.csv.writerow(self.plan.meta_columns + list(LONG_COLUMNS))
+        self.write_rows([self.plan.meta_columns + list(LONG_COLUMNS)])
 
     def write_chunk(self, rows: list[tuple]) -> None:
+        passed = self.plan.control_passed_at
         out = []
         for row in rows:
-            meta = [csv_cell(c) for c in self.plan.meta(row)]
-            for question, part, value in self.plan.atoms(row[ANSWERS]):
+            meta = self.plan.meta(row)
+            meta[passed] = BOOL_TEXT[meta[passed]]
+            meta = [csv_cell(v) for v in meta]
+            for question, part, value in self.plan.atoms(orjson.loads(row[ANSWERS])):
                 out.append([*meta, question, csv_cell(part), csv_cell(value)])
-        self.csv.writerows(out)
+        self.write_rows(out)
 
 
 class JsonlWriter(ExportWriter):
@@ -71,13 +92,18 @@ class JsonlWriter(ExportWriter):
     def begin(self) -> None:
         self.keys = self.plan.meta_columns
 
-    def record(self, row: tuple) -> str:
-        obj: dict[str, Any] = dict(zip(self.keys, self.plan.meta(row), strict=True))
-        obj["answers"] = row[ANSWERS]
-        return json.dumps(obj, ensure_ascii=False, default=json_value)
+    def records(self, rows: list[tuple]) -> list[str]:
+        # The answers are stored JSON: spliced in as read, never parsed and re-encoded.
+        keys, meta, dumps = self.keys, self.plan.meta, orjson.dumps
+        return [
+            f'{dumps(dict(zip(keys, meta(row), strict=True))).decode()[:-1]},'
+            f'"answers":{row[ANSWERS]}}}'
+            for row in rows
+        ]
 
     def write_chunk(self, rows: list[tuple]) -> None:
-        self.stream.write("".join(self.record(row) + "\n" for row in rows))
+        if rows:
+            self.stream.write("\n".join(self.records(rows)) + "\n")
 
 
 class JsonWriter(JsonlWriter):
@@ -93,12 +119,11 @@ class JsonWriter(JsonlWriter):
     def write_chunk(self, rows: list[tuple]) -> None:
         if not rows:
             return
-        lead = "\n" if self.first else ",\n"
+        self.stream.write(("\n" if self.first else ",\n") + ",\n".join(self.records(rows)))
         self.first = False
-        self.stream.write(lead + ",\n".join(self.record(row) for row in rows))
 
     def end(self) -> None:
-        self.stream.write("\n]\n" if not self.first else "]\n")
+        self.stream.write("]\n" if self.first else "\n]\n")
 
 
 FORMATS: dict[str, type[ExportWriter]] = {
