@@ -17,8 +17,11 @@ class SystemFilter(admin.SimpleListFilter):
     parameter_name = "system"
 
     def lookups(self, request, model_admin):
-        systems = (model_admin.get_queryset(request).exclude(system="")
-                   .order_by("system").values_list("system", flat=True).distinct()[:200])
+        items = model_admin.get_queryset(request).exclude(system="")
+        campaign = request.GET.get("campaign__id__exact", "")
+        if campaign.isdigit() and len(campaign) < 19:  # the systems of the chosen campaign only
+            items = items.filter(campaign_id=int(campaign))
+        systems = items.order_by("system").values_list("system", flat=True).distinct()[:200]
         return [(s, s) for s in systems]
 
     def queryset(self, request, queryset):

@@ -68,10 +68,17 @@ class CampaignScopedAdmin(admin.ModelAdmin):
 
 
 class ReadOnlyAdmin(CampaignScopedAdmin):
-    """Rows written only by the worker pages and services (answers, assignments, workers)."""
+    """Rows written only by the worker pages and services (answers, assignments, workers).
+
+    Not deletable either: a raw delete would skip the slot bookkeeping of the assignment
+    service and the deletion record of the privacy service (workers have an erase action).
+    """
 
     def has_add_permission(self, request, obj=None):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False

@@ -123,6 +123,3 @@ class DeletionRecordAdmin(ReadOnlyAdmin):
     list_filter = ("requested_via",)
     search_fields = ("campaign_slug", "pseudonym")
     list_select_related = ("requested_by",)
-
-    def has_delete_permission(self, request, obj=None):
-        return False

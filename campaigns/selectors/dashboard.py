@@ -46,7 +46,7 @@ class Chart:
 
     def as_json(self) -> dict[str, Any]:
         return {"question": self.question, "title": self.title, "labels": self.labels,
-                "kind": self.kind,
+                "kind": self.kind, "wide": len(self.labels) > 8,
                 "series": [{"label": s, "data": d} for s, d in self.series.items()]}
 
 
@@ -207,6 +207,7 @@ def _count(question, value: Any, counter: Counter) -> None:
         for part, score in value.items():
             if isinstance(score, int | float):
                 counter[part] += score
+        counter[("total", value.get("total"))] += 1
 
 
 def _charts(schema: TaskSchema, counters, systems: list[str]) -> list[Chart]:
@@ -226,6 +227,12 @@ def _charts(schema: TaskSchema, counters, systems: list[str]) -> list[Chart]:
             else:
                 chart.series[system] = [counter[k] for k in keys]
         charts.append(chart)
+        if q.kind == "rubric":  # the total has its own scale: a separate distribution
+            totals = range(q.max_total + 1)
+            charts.append(Chart(
+                question=f"{q.id}.total", title=f"{q.text} (total score)",
+                labels=[str(t) for t in totals],
+                series={s: [counters[q.id][s][("total", t)] for t in totals] for s in systems}))
     return charts
 
 
@@ -243,5 +250,5 @@ def _categories(q) -> list[tuple[Any, str]] | None:
         return [(b, f"{q.min + b * width:g}–{q.min + (b + 1) * width:g}")
                 for b in range(SLIDER_BINS)]
     if q.kind == "rubric":
-        return [(c.id, c.id) for c in q.criteria] + [("total", "Total")]
+        return [(c.id, c.id) for c in q.criteria]
     return None

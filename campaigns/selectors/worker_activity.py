@@ -24,6 +24,14 @@ class AssignmentRow:
         return a.submitted_at - a.started_at if a.submitted_at else None
 
     @property
+    def duration_text(self) -> str:
+        if self.duration is None:
+            return "–"
+        minutes, seconds = divmod(round(self.duration.total_seconds()), 60)
+        hours, minutes = divmod(minutes, 60)
+        return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {seconds:02d}s"
+
+    @property
     def seconds_per_item(self) -> float | None:
         return round(self.seconds / self.answered, 1) if self.seconds and self.answered else None
 

@@ -8,6 +8,7 @@
   function colour(i) { return PALETTE[i % PALETTE.length]; }
 
   function bar(canvas, labels, datasets, options) {
+    datasets.forEach(function (d) { d.maxBarThickness = 48; });
     return new window.Chart(canvas, {
       type: "bar",
       data: { labels: labels, datasets: datasets },
