@@ -25,6 +25,8 @@ class CampaignOutput(serializers.ModelSerializer):
     collaborators = serializers.SlugRelatedField(many=True, read_only=True, slug_field="username")
     schema = serializers.JSONField(help_text="The task schema (docs/schema.md).")
     intake_questions = serializers.JSONField(help_text="Questions asked once per worker.")
+    # A plain string: empty when unset, which a "uri" format would deny.
+    completion_redirect_url = serializers.CharField()
 
     class Meta:
         model = Campaign

@@ -5,7 +5,7 @@ import logging
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import DataError, IntegrityError
+from django.db import DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -108,8 +108,12 @@ def _describe(exc: Exception) -> tuple[int, dict, dict]:
     return 500, error_body("Internal server error.", code="server_error"), {}
 
 
-def exception_handler(exc: Exception, context: dict) -> Response:
+def exception_handler(exc: Exception, context: dict) -> Response | None:
     """REST_FRAMEWORK["EXCEPTION_HANDLER"]: one shape, the right status, never a bare 500 page."""
+    if isinstance(exc, OperationalError | InterfaceError):
+        # A database outage: re-raised for campaigns.outage, which answers 503 "retry" and
+        # drops the broken connection.
+        return None
     status_code, body, headers = _describe(exc)
     set_rollback()
     return Response(body, status=status_code, headers=headers)

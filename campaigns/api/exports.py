@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from ..errors import Conflict
 from ..models import ExportJob
+from ..services.exports import export_job_create
 from . import openapi
 from .base import ApiView
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
@@ -96,8 +97,6 @@ class ExportListCreateApi(ApiView):
         """Start an export; poll the returned job until `status` is done, then download."""
         campaign = campaign_for(request.user, slug)
         data = validated(ExportCreateInput, request.data)
-        from ..services.exports import export_job_create  # TODO top-level once it exists
-
         job = export_job_create(campaign=campaign, requested_by=request.user,
                                 fmt=data["format"], options=data.get("options") or {})
         job = _job_for(request.user, slug, job.pk)

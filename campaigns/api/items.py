@@ -57,7 +57,7 @@ class ItemFilterInput(serializers.Serializer):
     control = serializers.ChoiceField(required=False, choices=Item.Control.choices)
 
 
-def _check_storable(content: bytes) -> None:
+def check_storable(content: bytes) -> None:
     if _UNSTORABLE.search(content):
         raise ImportRejected([RowError(None, "", "the data contains NUL characters or unpaired "
                                        "surrogates, which cannot be stored")])
@@ -82,7 +82,7 @@ class ItemImportApi(ApiView):
             content, filename, fmt = upload.read(), upload.name or "", data.get("format")
         else:
             content, filename, fmt = self._json_content(request.data), "items.json", "json"
-        _check_storable(content)
+        check_storable(content)
         result = items_import(campaign=campaign, content=content, filename=filename, fmt=fmt)
         body = ItemImportOutput({"created": result.created, "control_items": result.control_items})
         return Response(body.data, status=status.HTTP_201_CREATED)

@@ -2,7 +2,7 @@
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import annotations, campaigns, errors, exports, items, progress
+from . import annotations, campaigns, errors, exports, items, judgments, progress, stats
 
 app_name = "api"
 
@@ -18,6 +18,9 @@ urlpatterns = [
     path(f"{CAMPAIGN}items/", items.ItemListApi.as_view(), name="items"),
     path(f"{CAMPAIGN}items/import/", items.ItemImportApi.as_view(), name="items-import"),
     path(f"{CAMPAIGN}annotations/", annotations.AnnotationListApi.as_view(), name="annotations"),
+    path(f"{CAMPAIGN}judgments/import/", judgments.JudgmentImportApi.as_view(),
+         name="judgments-import"),
+    path(f"{CAMPAIGN}stats/", stats.CampaignStatsApi.as_view(), name="stats"),
     path(f"{CAMPAIGN}exports/", exports.ExportListCreateApi.as_view(), name="exports"),
     path(f"{CAMPAIGN}exports/<int:job_id>/", exports.ExportDetailApi.as_view(),
          name="exports-detail"),

@@ -1,4 +1,5 @@
 """API test fixtures: token clients for two researchers, and annotations to list."""
+import sys
 from datetime import timedelta
 
 import pytest
@@ -8,6 +9,15 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaigns.models import Annotation, Assignment, AssignmentItem, Item, Worker
+
+
+def pytest_terminal_summary(terminalreporter):
+    """After a run that fuzzed the API: how many cases, and the statuses they got."""
+    module = sys.modules.get("tests.api.test_schemathesis")
+    tally = getattr(module, "TALLY", None)
+    if tally:
+        statuses = ", ".join(f"{code}: {n}" for code, n in sorted(tally.items()))
+        terminalreporter.write_line(f"schemathesis: {tally.total()} cases; statuses {statuses}")
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,90 @@
+"""LLM-judge import: rows of (item id, judge, raw output), all or nothing."""
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.response import Response
+
+from ..importing import ImportRejected, RowError
+from ..services.judgments import (
+    MAX_OUTPUT_CHARS,
+    JudgmentRow,
+    judgments_import,
+    read_judgment_file,
+)
+from . import openapi
+from .base import ApiView
+from .items import check_storable
+from .permissions import campaign_for
+from .serializers import reject_unstorable, validated
+
+
+class JudgmentRowInput(serializers.Serializer):
+    item = serializers.CharField(max_length=200, help_text="The item's id (as imported).")
+    judge = serializers.CharField(max_length=200, help_text="The judge's name, e.g. a model.")
+    output = serializers.CharField(
+        max_length=MAX_OUTPUT_CHARS, trim_whitespace=False,
+        help_text="The judge's raw output; the {...} dictionary in it is parsed as a literal "
+                  "(never evaluated) and checked against the task schema.")
+
+
+class JudgmentUploadInput(serializers.Serializer):
+    file = serializers.FileField(help_text="CSV, TSV or JSONL with item, judge, output columns.")
+    judge = serializers.CharField(required=False, max_length=200,
+                                  help_text="The judge's name when the file has no judge column.")
+
+
+class JudgmentImportOutput(serializers.Serializer):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField(help_text="Re-imported (judge, item) pairs replaced.")
+    judges = serializers.ListField(child=serializers.CharField())
+
+
+def _rows_from_json(data) -> list[JudgmentRow]:
+    """Check each row's shape; problems are reported with 1-based row numbers, like files."""
+    if not isinstance(data, list):
+        raise ParseError("Expected a JSON list of {item, judge, output} objects "
+                         "(or a multipart upload with `file`).")
+    reject_unstorable(data)
+    rows, errors = [], []
+    for number, record in enumerate(data, start=1):
+        row = JudgmentRowInput(data=record)
+        if not isinstance(record, dict):
+            errors.append(RowError(number, "", "expected an object with item, judge and output"))
+        elif not row.is_valid():
+            errors += [RowError(number, field, str(messages[0]))
+                       for field, messages in row.errors.items()]
+        else:
+            v = row.validated_data
+            rows.append(JudgmentRow(number, v["item"].strip(), v["judge"].strip(), v["output"]))
+    if errors:
+        raise ImportRejected(errors)
+    if not rows:
+        raise ImportRejected([RowError(None, "", "no judgments given")])
+    return rows
+
+
+class JudgmentImportApi(ApiView):
+    parser_classes = [JSONParser, MultiPartParser]
+
+    @extend_schema(
+        operation_id="judgments_import",
+        request={"application/json": JudgmentRowInput(many=True),
+                 "multipart/form-data": JudgmentUploadInput},
+        responses={200: JudgmentImportOutput, **openapi.errors(openapi.WRITE)},
+    )
+    def post(self, request, slug: str):
+        """Store every judgment as a judge's annotation, or none (400 with row-numbered errors).
+        Re-importing a judge's output for an item replaces it."""
+        campaign = campaign_for(request.user, slug)
+        if request.content_type.startswith("multipart/"):
+            data = validated(JudgmentUploadInput, request.data)
+            content = data["file"].read()
+            check_storable(content)
+            rows = read_judgment_file(content, data["file"].name or "", judge=data.get("judge"))
+        else:
+            rows = _rows_from_json(request.data)
+        result = judgments_import(campaign=campaign, rows=rows)
+        return Response(JudgmentImportOutput(result).data)
