@@ -17,4 +17,7 @@ errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # The proxy in front terminates TLS and sets X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER).
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "*")
-worker_tmp_dir = os.environ.get("GUNICORN_WORKER_TMP_DIR", "/dev/shm" if os.path.isdir("/dev/shm") else None)
+# Heartbeat files in memory, not on the container's overlay disk.
+_SHM = "/dev/shm"  # noqa: S108 - gunicorn's documented choice for worker_tmp_dir
+worker_tmp_dir = os.environ.get("GUNICORN_WORKER_TMP_DIR") or (
+    _SHM if os.path.isdir(_SHM) else None)

@@ -1,4 +1,4 @@
-"""docker-compose.yml runs the real topology; parsed here since no container engine runs in tests."""
+"""docker-compose.yml runs the real topology (parsed: no container engine runs in tests)."""
 import os
 import runpy
 import shutil
@@ -122,8 +122,9 @@ def test_the_placeholder_secret_is_refused_by_the_deploy_check(env_example):
 def test_docker_compose_accepts_the_file(tmp_path):
     shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")
-    result = subprocess.run(  # noqa: S603, S607
-        ["docker-compose", "config", "-q"], cwd=tmp_path, capture_output=True, text=True,
+    result = subprocess.run(  # noqa: S603
+        ["docker-compose", "config", "-q"]  # noqa: S607
+        , cwd=tmp_path, capture_output=True, text=True,
         timeout=60, check=False,
     )
     assert result.returncode == 0, result.stderr

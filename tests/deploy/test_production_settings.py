@@ -1,4 +1,4 @@
-"""Production settings pass `check --deploy`, need a SECRET_KEY, and harden cookies and transport."""
+"""Production settings pass `check --deploy`, need a SECRET_KEY, harden cookies and transport."""
 import os
 import subprocess
 import sys

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from urllib.parse import urlencode
 
-from .stack import HOST, WEB_PORT
+from .stack import HOST, WEB_PORT, wait_until
 
 
 @dataclass
@@ -153,7 +153,8 @@ def stored_answers(pg, tokens: list[str]) -> dict[tuple[str, int], int]:
         cursor.execute(
             "SELECT s.token, ai.position, a.answers->>'score' FROM campaigns_annotation a "
             "JOIN campaigns_assignment s ON s.id = a.assignment_id "
-            "JOIN campaigns_assignmentitem ai ON ai.assignment_id = s.id AND ai.item_id = a.item_id "
+            "JOIN campaigns_assignmentitem ai "
+            "ON ai.assignment_id = s.id AND ai.item_id = a.item_id "
             "WHERE s.token = ANY(%s)", [tokens])
         rows = cursor.fetchall()
     db.close()
@@ -166,10 +167,61 @@ def assert_no_acknowledged_submit_lost(outcome: Outcome, pg, tokens: list[str]) 
     assert not lost, f"{len(lost)} acknowledged submits are not in the database: {list(lost)[:5]}"
 
 
-def in_background(tokens: list[str], per_assignment: int, **kwargs) -> tuple[Outcome, threading.Thread]:
+def in_background(tokens: list[str], per_assignment: int,
+                  **kwargs) -> tuple[Outcome, threading.Thread]:
     """run_workers in a thread; the Outcome fills in while it runs."""
     outcome = Outcome()
     thread = threading.Thread(target=run_workers, args=(tokens, per_assignment),
                               kwargs={**kwargs, "outcome": outcome}, daemon=True)
     thread.start()
     return outcome, thread
+
+
+def api(method: str, path: str, api_token: str, payload: dict | None = None) -> tuple[int, dict]:
+    """A researcher's script calling the API with its token."""
+    body = json.dumps(payload) if payload is not None else None
+    status, _, data = Connection(timeout=30).request(
+        method, path, body, {"Authorization": f"Token {api_token}",
+                             "Content-Type": "application/json", "Accept": "application/json"})
+    try:
+        return status, json.loads(data or b"{}")
+    except ValueError:
+        return status, {"raw": data.decode("utf-8", "replace")[:500]}
+
+
+def export_job(pg, job_id: int) -> dict:
+    with pg.connect() as db, db.cursor() as cursor:
+        cursor.execute("SELECT status, attempts, rows_written, error, file FROM "
+                       "campaigns_exportjob WHERE id = %s", [job_id])
+        status, attempts, rows, error, file = cursor.fetchone()
+    db.close()
+    return {"status": status, "attempts": attempts, "rows_written": rows, "error": error,
+            "file": file}
+
+
+def latest_export_job(pg, slug: str) -> dict:
+    with pg.connect() as db, db.cursor() as cursor:
+        cursor.execute("SELECT j.id FROM campaigns_exportjob j JOIN campaigns_campaign c "
+                       "ON c.id = j.campaign_id WHERE c.slug = %s ORDER BY j.id DESC LIMIT 1",
+                       [slug])
+        row = cursor.fetchone()
+    db.close()
+    return {"id": row[0], **export_job(pg, row[0])} if row else {}
+
+
+def start_export(slug: str, api_token: str) -> int:
+    status, body = api("POST", f"/api/campaigns/{slug}/exports/", api_token, {"format": "csv"})
+    assert status == 202, body
+    return body["id"]
+
+
+def wait_running(pg, job_id: int) -> dict:
+    return wait_until(
+        lambda: (job := export_job(pg, job_id))["status"] == "running"
+        and job["rows_written"] > 0 and job, 60, "the export to be running", interval=0.02)
+
+
+def wait_finished(pg, job_id: int, timeout: float) -> dict:
+    return wait_until(
+        lambda: (job := export_job(pg, job_id))["status"] in ("done", "failed") and job,
+        timeout, "the export to finish")

@@ -62,6 +62,19 @@ def web(env):
 
 
 @pytest.fixture(scope="session")
+def celery_worker(env):
+    worker = stack.celery_worker(env)
+    worker.start()
+    try:
+        stack.wait_until(lambda: "ready." in worker.log_since_start(), 60, "the celery worker")
+    except TimeoutError:
+        worker.stop()
+        raise AssertionError("celery worker did not start:\n" + worker.log_tail()) from None
+    yield worker
+    worker.stop()
+
+
+@pytest.fixture(scope="session")
 def api_token(env) -> str:
     return json.loads(stack.scenario(env, "researcher"))["api_token"]
 

@@ -88,7 +88,7 @@ class PostgresCluster:
         if port_open(PG_PORT):
             raise RuntimeError(f"port {PG_PORT} is taken by another program")
         self.start()
-        subprocess.run(["psql", "-q", "-h", HOST, "-p", str(PG_PORT), "-U", "postgres",  # noqa: S607
+        subprocess.run(["psql", "-q", "-h", HOST, "-p", str(PG_PORT), "-U", "postgres",  # noqa: S603, S607
                         "-c", f"CREATE DATABASE {DB_NAME}"], check=True, capture_output=True,
                        timeout=30)
 
@@ -125,7 +125,8 @@ class RedisServer:
 
     def start(self) -> None:
         if port_open(REDIS_PORT):  # left over from an interrupted run: it is ours (fixed port)
-            subprocess.run(["redis-cli", "-p", str(REDIS_PORT), "shutdown", "nosave"],  # noqa: S607
+            subprocess.run(  # noqa: S603
+                ["redis-cli", "-p", str(REDIS_PORT), "shutdown", "nosave"],  # noqa: S607
                            capture_output=True, timeout=10, check=False)
             wait_until(lambda: not port_open(REDIS_PORT), 10, "the old redis to stop")
         self.process = subprocess.Popen(  # noqa: S603
@@ -168,8 +169,14 @@ def server_env(pg: PostgresCluster, **extra: str) -> dict[str, str]:
         "GUNICORN_BIND": f"{HOST}:{WEB_PORT}",
         "GUNICORN_WORKERS": "3",
         "GUNICORN_ACCESSLOG": "",
+        # All simulated workers share 127.0.0.1: only the per-token limit applies here.
+        "RATELIMIT_PER_ADDRESS": "1000000",
         "GUNICORN_TIMEOUT": "20",
         "LOG_LEVEL": "WARNING",
+        # Exports: small chunks (frequent heartbeats, a kill lands mid-export) and a short
+        # staleness limit, so the sweep recovers a job whose worker died within seconds.
+        "EXPORT_CHUNK_SIZE": "250",
+        "EXPORT_STALE_SECONDS": "6",
         "PYTHONUNBUFFERED": "1",
     })
     env.update(extra)
@@ -200,8 +207,10 @@ class Service:
         self.name, self.command, self.env = name, command, env
         self.process: subprocess.Popen | None = None
         self.log = WORK / f"{name}.log"
+        self.offset = 0
 
     def start(self) -> None:
+        self.offset = self.log.stat().st_size if self.log.exists() else 0
         self.process = subprocess.Popen(  # noqa: S603
             self.command, cwd=ROOT, env=self.env, start_new_session=True,
             stdout=open(self.log, "ab"), stderr=subprocess.STDOUT,  # noqa: SIM115
@@ -237,6 +246,15 @@ class Service:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def log_since_start(self) -> str:
+        """What the process wrote since its last start."""
+        try:
+            with open(self.log, "rb") as handle:
+                handle.seek(self.offset)
+                return handle.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
 
     def log_tail(self, chars: int = 3000) -> str:
         try:

@@ -61,8 +61,10 @@ def test_erasing_removes_answers_intake_and_platform_ids_and_records_it(study, o
     assert not Assignment.objects.filter(worker=worker).exists()
     assert Annotation.objects.filter(worker=other).count() == 2  # nobody else is touched
     record = result.record
-    assert (record.campaign, record.campaign_slug, record.pseudonym) == (study, study.slug, pseudonym)
-    assert (record.requested_by, record.requested_via, record.reason) == (owner, "admin", "ticket 42")
+    assert (record.campaign, record.campaign_slug, record.pseudonym) == (
+        study, study.slug, pseudonym)
+    assert (record.requested_by, record.requested_via, record.reason) == (
+        owner, "admin", "ticket 42")
     assert (record.annotations_deleted, record.assignments_deleted, record.intake_cleared) == (
         2, 1, True)
     assert_counters_match_rows(study)
