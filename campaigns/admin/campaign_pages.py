@@ -143,6 +143,7 @@ def export_create(request: HttpRequest, campaign: Campaign, fmt: str, options: d
     except ServiceError as exc:
         messages.error(request, f"“{campaign.name}”: the export was not started: {exc.message}")
         return None
+    job.refresh_from_db(fields=["status", "error"])  # an eager run may already be over
     url = reverse("admin:campaigns_exportjob_change", args=[job.pk])
     if job.status == ExportJob.Status.FAILED:
         messages.error(request, format_html("Export <a href=\"{}\">#{}</a> of “{}” failed: {}",

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from ..importing import FORMATS
-from ..models import Campaign, ExportJob
+from ..models import Annotation, Campaign, ExportJob
 from ..schema import SchemaInvalid
 from ..services.campaigns import campaign_check_config
 
@@ -74,7 +74,25 @@ class CampaignAdminForm(forms.ModelForm):
                 head = issue.path.split(".", 1)[0].split("[", 1)[0]
                 target = head if head in _ISSUE_FIELDS and head in self.fields else None
                 self.add_error(target, str(issue))
+        else:
+            self._check_answered_questions_kept(cleaned["schema"])
         return cleaned
+
+    def _check_answered_questions_kept(self, schema: dict) -> None:
+        """Once workers answered, questions may be reworded but not removed, renamed or re-kinded:
+        the stored answers (and every export of them) are keyed by question id and read by kind.
+        """
+        if not self.instance.pk or "schema" not in self.changed_data:
+            return
+        if not Annotation.objects.filter(campaign_id=self.instance.pk).exists():
+            return
+        before = {q["id"]: q["kind"] for q in self.instance.schema.get("questions", [])}
+        after = {q["id"]: q["kind"] for q in schema.get("questions", [])}
+        for qid, kind in before.items():
+            if after.get(qid) != kind:
+                change = "removed" if qid not in after else f"changed from {kind} to {after[qid]}"
+                self.add_error("schema", f"schema.questions: {qid!r} already has answers and "
+                               f"cannot be {change}; duplicate the campaign to ask other questions.")
 
 
 class ItemImportForm(forms.Form):

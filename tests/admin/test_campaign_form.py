@@ -101,3 +101,23 @@ def test_the_change_page_shows_sections_and_a_safe_markdown_preview(researcher_c
         assert f">{heading}<" in content
     assert "<strong>Read</strong>" in content
     assert "<script>alert(1)</script>" not in content
+
+
+def test_answered_questions_can_be_reworded_but_not_removed(researcher_client, campaign):
+    from tests.admin.simulate import simulate
+
+    add_items(campaign, 1)
+    simulate(campaign, workers=1)
+    reworded = json.loads(json.dumps(CONTINUATION_SCHEMA))
+    reworded["questions"][0]["text"] = "Is it coherent?"
+    response = researcher_client.post(change_url(campaign),
+                                      form_data(campaign, schema=json.dumps(reworded)))
+    assert response.status_code == 302
+    dropped = {**reworded, "questions": reworded["questions"][1:]}
+    response = researcher_client.post(change_url(campaign),
+                                      form_data(campaign, schema=json.dumps(dropped)))
+    assert response.status_code == 200
+    assert any("'coherence' already has answers and cannot be removed" in e
+               for e in response.context["adminform"].form.errors["schema"])
+    campaign.refresh_from_db()
+    assert campaign.schema["questions"][0]["text"] == "Is it coherent?"

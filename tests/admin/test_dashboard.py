@@ -84,7 +84,8 @@ def test_every_scored_question_kind_gets_a_distribution(owner, schema):
         assert all(len(values) == len(chart.labels) for values in chart.series.values())
     if schema is RUBRIC_SCHEMA:
         assert charts[0].kind == "mean" and charts[0].labels[-1] == "C15"
-        assert charts[1].question == "rubric.total" and sum(map(sum, charts[1].series.values())) == 3
+        totals = charts[1]
+        assert totals.question == "rubric.total" and sum(map(sum, totals.series.values())) == 3
 
 
 def test_progress_is_also_available_on_its_own(owner, campaign):

@@ -41,10 +41,13 @@
       const datasets = chart.series.map(function (s, i) {
         return { label: s.label, data: s.data, backgroundColor: colour(i) };
       });
-      bar(canvas, chart.labels, datasets, {
-        scales: { y: { beginAtZero: true,
-                       title: { display: true, text: chart.kind === "mean" ? "mean score" : "answers" } } },
-      });
+      // Long category names read better down the side than slanted under the axis.
+      const sideways = chart.labels.some(function (l) { return l.length > 14; });
+      const value = { beginAtZero: true,
+                      title: { display: true, text: chart.kind === "mean" ? "mean score" : "answers" } };
+      bar(canvas, chart.labels, datasets, sideways
+        ? { indexAxis: "y", scales: { x: value } }
+        : { scales: { y: value } });
     });
   }
 
