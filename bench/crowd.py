@@ -29,7 +29,6 @@ import random
 import re
 import resource
 import signal
-import statistics
 import subprocess
 import sys
 import threading
@@ -51,7 +50,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Count, F  # noqa: E402
 
-from campaigns.models import Annotation, Assignment, Campaign, Item  # noqa: E402
+from campaigns.models import Annotation, Campaign, Item  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
 from campaigns.views.bench import TABLE  # noqa: E402
 
@@ -266,10 +265,12 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
                                          stop=stop)
     rate = len(results["submitted"]) / elapsed
     all_submitted += results["submitted"]
+    errors = results["errors"]
+    detail = f"errors {len(errors)}" + (f" e.g. {errors[:3]}" if errors else "")
     print(f"  N={n:<3} {len(results['submitted']):>6} submissions in {elapsed:5.1f}s = "
-          f"{rate:7.1f} submissions/s  (finished {len(results['finished'])}, "
-          f"errors {len(results['errors'])}{' ' + str(results['errors'][:3]) if results['errors'] else ''}"
-          f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s)")
+          f"{rate:7.1f} submissions/s  (finished {len(results['finished'])}, {detail}"
+          f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s; "
+          f"load average {os.getloadavg()[0]:.1f})")
     report_latencies(timings, KINDS)
     return rate
 

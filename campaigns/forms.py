@@ -111,7 +111,7 @@ def clean_turk_submit_to(value: str | None) -> str:
 
 
 def platform_params(data) -> PlatformParams:
-    """Read Prolific or MTurk parameters from a QueryDict; ids outside a safe alphabet are dropped."""
+    """Prolific or MTurk parameters from a QueryDict; ids outside a safe alphabet are dropped."""
     if data.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
         return PlatformParams(platform="mturk", preview=True)
     pid = _clean_id(data.get("PROLIFIC_PID"))
@@ -170,8 +170,8 @@ def _str(value: Any) -> str:
 
 def _choices(options, current: Any, attr: str = "value") -> list[dict]:
     current = _str(current)
-    return [{"option": o, "value": _str(getattr(o, attr)), "checked": _str(getattr(o, attr)) == current}
-            for o in options]
+    values = [(o, _str(getattr(o, attr))) for o in options]
+    return [{"option": o, "value": value, "checked": value == current} for o, value in values]
 
 
 def _likert(q, value, item_data, errors):

@@ -143,8 +143,8 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     if not assignment_is_open(assignment):
         return _closed(request, assignment, status=status, message=message)
     entries = assignment_entries(assignment=assignment)
-    rows = [{"position": e.position, "answered": e.answered, "url": item_url(assignment, e.position)}
-            for e in entries]
+    rows = [{"position": e.position, "answered": e.answered,
+             "url": item_url(assignment, e.position)} for e in entries]
     return render(request, "campaigns/finish.html", {
         "campaign": assignment.campaign, "rows": rows, "total": len(rows),
         "answered": sum(1 for r in rows if r["answered"]), "message": message,
