@@ -36,6 +36,9 @@ class CampaignAdminForm(forms.ModelForm):
                              "their path and nothing is saved.")
     intake_questions = PrettyJSONField(rows=8, required=False, help_text=(
         "Questions asked once per worker, in the schema's question format (a JSON list)."))
+    completion_redirect_url = forms.URLField(
+        required=False, max_length=500, assume_scheme="https", label="Completion redirect URL",
+        help_text=Campaign._meta.get_field("completion_redirect_url").help_text)
 
     class Meta:
         model = Campaign
@@ -91,8 +94,9 @@ class CampaignAdminForm(forms.ModelForm):
         for qid, kind in before.items():
             if after.get(qid) != kind:
                 change = "removed" if qid not in after else f"changed from {kind} to {after[qid]}"
-                self.add_error("schema", f"schema.questions: {qid!r} already has answers and "
-                               f"cannot be {change}; duplicate the campaign to ask other questions.")
+                self.add_error("schema", (
+                    f"schema.questions: {qid!r} already has answers and cannot be {change}; "
+                    "duplicate the campaign to ask other questions."))
 
 
 class ItemImportForm(forms.Form):

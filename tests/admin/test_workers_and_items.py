@@ -70,3 +70,22 @@ def test_items_are_read_only_and_deletable_only_in_a_draft_before_any_work(resea
     response = researcher_client.get(reverse("admin:campaigns_item_change", args=[item.pk]))
     assert response.status_code == 200
     assert b'name="external_id"' not in response.content  # shown, not editable
+
+
+def test_the_worker_and_item_lists_use_a_constant_number_of_queries(researcher_client,
+                                                                    researcher):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import make_campaign
+
+    counts = []
+    for workers in (1, 5):
+        campaign = make_campaign(owner=researcher)
+        add_items(campaign, 5)
+        simulate(campaign, workers=workers)
+        for model in ("worker", "item", "assignment", "annotation"):
+            with CaptureQueriesContext(connection) as queries:
+                researcher_client.get(reverse(f"admin:campaigns_{model}_changelist"))
+            counts.append((model, len(queries)))
+    assert counts[:4] == counts[4:], counts
