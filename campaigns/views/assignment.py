@@ -28,7 +28,7 @@ from ..selectors.assignments import (
 from ..services.annotations import annotation_submit
 from ..services.assignments import assignment_is_open, assignment_submit
 from ..services.completion import completion_code_for
-from .pages import item_context, message_page
+from .pages import item_context, message_page, mturk_frameable
 
 CLOSED_MESSAGES = {
     Assignment.Status.EXPIRED: "The time for this assignment ran out, so it was given back. "
@@ -78,6 +78,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
                         link_text="Back to the study page")
 
 
+@mturk_frameable
 @never_cache
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
@@ -125,6 +126,7 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     return render(request, "campaigns/item.html", context, status=status)
 
 
+@mturk_frameable
 @never_cache
 @require_http_methods(["GET", "POST"])
 def finish_page(request: HttpRequest, token: str) -> HttpResponse:
@@ -157,6 +159,7 @@ def _platform_name(url: str) -> str:
     return "Prolific" if host.endswith("prolific.com") or host.endswith("prolific.co") else host
 
 
+@mturk_frameable
 @never_cache
 @require_GET
 def done_page(request: HttpRequest, token: str) -> HttpResponse:

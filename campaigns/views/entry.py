@@ -6,6 +6,7 @@ plain link, from a long random signed cookie. GET never hands out work; POST sta
 from __future__ import annotations
 
 import secrets
+from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -24,7 +25,13 @@ from ..services.assignments import (
     worker_record_intake,
 )
 from .assignment import resume_url
-from .pages import campaign_texts, display_rows, markdown_cached, message_page
+from .pages import (
+    campaign_texts,
+    display_rows,
+    markdown_cached,
+    message_page,
+    mturk_frameable,
+)
 
 COOKIE_NAME = "annotate_wid"
 COOKIE_SALT = "campaigns.link-worker"
@@ -75,12 +82,16 @@ def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, *,
         "consent_html": markdown_cached(campaign.consent_text or ""),
         "intake_fields": intake_fields,
         "sample": _sample(campaign) if params.preview and campaign.is_live else None,
+        # Inside MTurk's iframe the browser may withhold cookies (CSRF); a tab of its own works.
+        "new_tab_url": (f"{request.path}?{urlencode(params.hidden_fields())}"
+                        if can_start and params.platform == "mturk" else ""),
         **campaign_texts(campaign),
         **extra,
     }
     return render(request, "campaigns/entry.html", context, status=status)
 
 
+@mturk_frameable
 @never_cache
 @require_http_methods(["GET", "POST"])
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:

@@ -4,9 +4,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import SafeString
+from django.views.decorators.clickjacking import xframe_options_exempt
 
 from ..forms import question_fields, timer_start
 from ..models import Campaign, Item
@@ -16,6 +18,15 @@ from ..schema.kinds.lines import split_segments
 
 # Question kinds with a static script (static/campaigns/<kind>.js).
 SCRIPTED_KINDS = frozenset({"likert", "slider", "lines", "rubric"})
+
+
+# MTurk's ExternalQuestion shows the task in an iframe on these hosts; nobody else may frame it.
+MTURK_FRAME_ANCESTORS = ["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"]
+
+
+def mturk_frameable(view):
+    """Let MTurk (and only MTurk) frame a worker page: CSP frame-ancestors, no X-Frame-Options."""
+    return xframe_options_exempt(csp_update({"frame-ancestors": MTURK_FRAME_ANCESTORS})(view))
 
 
 @lru_cache(maxsize=128)

@@ -174,3 +174,15 @@ def test_csrf_is_enforced_on_start(continuation):
     token = page.cookies["csrftoken"].value
     response = strict.post(entry(continuation.slug), {**PROLIFIC, "csrfmiddlewaretoken": token})
     assert response.status_code == 302
+
+
+def test_only_mturk_may_frame_the_worker_pages(client, continuation):
+    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H",
+              "turkSubmitTo": "https://www.mturk.com"}
+    response = client.get(entry(continuation.slug), params)
+    assert "X-Frame-Options" not in response.headers
+    csp = response.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com" in csp
+    assert 'target="_blank"' in response.content.decode()  # the own-tab fallback
+    assignment = start(client, continuation, params=params)
+    assert "frame-ancestors" in client.get(item_url(assignment)).headers["Content-Security-Policy"]
