@@ -142,9 +142,14 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
             message, status = exc.message, 409
         else:
             return redirect(done_url(assignment))
-    if not assignment_is_open(assignment):
-        return _closed(request, assignment, status=status, message=message)
     entries = assignment_entries(assignment=assignment)
+    complete = bool(entries) and all(e.answered for e in entries)
+    # Work fully saved before the deadline passed can still be handed in (the engine allows
+    # it); anything else that is no longer open gets the clear "closed" page.
+    if not assignment_is_open(assignment) and not (
+            complete and assignment.status in (Assignment.Status.ACTIVE,
+                                               Assignment.Status.EXPIRED)):
+        return _closed(request, assignment, status=status, message=message)
     rows = [{"position": e.position, "answered": e.answered,
              "url": item_url(assignment, e.position)} for e in entries]
     return render(request, "campaigns/finish.html", {

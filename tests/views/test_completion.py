@@ -101,3 +101,30 @@ def test_a_returning_worker_after_submitting_gets_new_work_or_a_clear_page(clien
     client.post(finish(assignment))
     response = client.get(reverse("campaigns:entry", args=[continuation.slug]), PROLIFIC)
     assert response.status_code == 200  # the start page again, not the old assignment
+
+
+def test_work_saved_before_the_deadline_can_still_be_handed_in(client, continuation):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    assignment = start(client, continuation)
+    answer_all(client, assignment)
+    Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(1))
+    assert b"Finish" in client.get(finish(assignment)).content
+    assert client.post(finish(assignment))["Location"] == done(assignment)
+
+
+def test_an_expired_unfinished_assignment_cannot_be_finished(client, continuation):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    assignment = start(client, continuation)
+    client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(1))
+    response = client.get(finish(assignment))
+    assert b"This assignment is closed" in response.content
+    response = client.post(finish(assignment))
+    assert response.status_code == 409
+    assert Assignment.objects.get().status != "submitted"
