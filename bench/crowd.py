@@ -271,6 +271,8 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
           f"{rate:7.1f} submissions/s  (finished {len(results['finished'])}, {detail}"
           f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s; "
           f"load average {os.getloadavg()[0]:.1f})")
+    requests = sum(len(timings[kind]) for kind in KINDS)
+    print(f"    all pages: {requests / elapsed:.1f} requests/s")
     report_latencies(timings, KINDS)
     return rate
 
