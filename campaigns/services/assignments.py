@@ -16,11 +16,12 @@ takes the database write lock first, and SQLite serialises writers.
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
@@ -43,6 +44,8 @@ __all__ = [
 PLATFORM_ID_FIELDS = ("study_id", "session_id", "mturk_assignment_id", "mturk_hit_id",
                       "turk_submit_to")
 EXPIRE_BATCH = 500
+LAZY_EXPIRY_SECONDS = 5.0
+_LAST_LAZY_EXPIRY: dict[int, float] = {}  # campaign id -> when this process last expired
 NOT_LIVE_MESSAGES = {
     "draft": "This study has not started yet; please come back later.",
     "paused": "This study is paused right now; please come back later.",
@@ -129,11 +132,6 @@ def worker_record_consent(*, worker: Worker) -> Worker:
 
 # --- claiming --------------------------------------------------------------------------------
 
-def _open_assignment(worker: Worker, now: datetime) -> Assignment | None:
-    return (Assignment.objects.filter(worker=worker, status=OPEN, deadline__gt=now)
-            .order_by("-id").first())
-
-
 def assignment_claim(*, campaign: Campaign, worker: Worker,
                      platform_ids: dict | None = None) -> Assignment:
     """The worker's open assignment if there is one, else a newly handed-out assignment.
@@ -149,32 +147,56 @@ def assignment_claim(*, campaign: Campaign, worker: Worker,
     if not campaign.is_live:
         raise NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status), NOT_LIVE_MESSAGES["closed"]))
     now = timezone.now()
-    # Fast path, no lock: a returning worker resumes where they were.
-    current = _open_assignment(worker, now)
-    if current is not None:
-        return current
-    assignments_expire(now=now, campaign=campaign)  # lazily give back overdue slots first
+    expired_now = _expire_lazily(campaign, now)
+    try:
+        return _claim(campaign, worker, now, platform_ids or {})
+    except NoWorkAvailable:
+        # Overdue assignments may hold the only items left: free them, then try once more.
+        if expired_now or not assignments_expire(now=now, campaign=campaign):
+            raise
+        return _claim(campaign, worker, now, platform_ids or {})
+
+
+def _expire_lazily(campaign: Campaign, now: datetime) -> bool:
+    """Expire the campaign's overdue assignments, at most every few seconds per process.
+
+    Every claim checking would cost a query each; the periodic task and the retry in
+    assignment_claim (when no work is found) keep reclaimed items flowing in between.
+    """
+    clock = time.monotonic()
+    last = _LAST_LAZY_EXPIRY.get(campaign.pk)
+    if last is not None and clock - last < LAZY_EXPIRY_SECONDS:
+        return False
+    _LAST_LAZY_EXPIRY[campaign.pk] = clock
+    assignments_expire(now=now, campaign=campaign)
+    return True
+
+
+def _claim(campaign: Campaign, worker: Worker, now: datetime,
+           platform_ids: dict) -> Assignment:
     with transaction.atomic():
         status = _lock_worker_and_read_status(worker)
         if status != Campaign.Status.LIVE:  # paused or closed since the caller loaded it
             raise NotLive(NOT_LIVE_MESSAGES.get(str(status), NOT_LIVE_MESSAGES["closed"]))
-        current = _open_assignment(worker, now)
-        if current is not None:
+        current = (Assignment.objects.filter(worker=worker, status=OPEN, deadline__gt=now)
+                   .order_by("-id").first())
+        if current is not None:  # a returning worker resumes where they were
             return current
-        _check_worker_limit(campaign, worker)
+        _check_worker_limit(campaign, worker, now)
         regular = _take_regular_items(campaign, worker)
         controls = _pick_control_items(campaign, worker)
-        return _create_assignment(campaign, worker, regular, controls, now, platform_ids or {})
+        return _create_assignment(campaign, worker, regular, controls, now, platform_ids)
 
 
 def _lock_worker_and_read_status(worker: Worker) -> str | None:
-    """Lock the worker, share-lock its campaign, and return the campaign's current status.
+    """Lock the worker and return its campaign's status as committed right now.
 
     The worker lock: two claims by one worker (double click, two tabs) would otherwise both
     see no open assignment, both pass the limit check, and could get the same item.
-    The campaign share lock: a status change (pause, close) waits for claims in flight, and
-    claims after it see the new status, so no assignment is handed out once it is committed.
-    Both in one query on PostgreSQL; SQLite serialises writers, so a write lock is enough.
+    The status is read again after the lock (the caller's campaign may be stale), so a claim
+    that starts after a pause or close is committed hands out nothing. The campaign row is
+    deliberately not share-locked: a stream of claims would starve the status change.
+    One query on PostgreSQL; on SQLite, which serialises writers, a write lock then a read.
     """
     if connection.vendor != "postgresql":
         Worker.objects.filter(pk=worker.pk).update(id=F("id"))
@@ -184,19 +206,21 @@ def _lock_worker_and_read_status(worker: Worker) -> str | None:
         cursor.execute(
             f"SELECT c.status FROM {Worker._meta.db_table} w "  # noqa: S608 (table names only)
             f"JOIN {Campaign._meta.db_table} c ON c.id = w.campaign_id WHERE w.id = %s "
-            "FOR NO KEY UPDATE OF w FOR SHARE OF c",
+            "FOR NO KEY UPDATE OF w",
             [worker.pk],
         )
         row = cursor.fetchone()
     return row[0] if row else None
 
 
-def _check_worker_limit(campaign: Campaign, worker: Worker) -> None:
+def _check_worker_limit(campaign: Campaign, worker: Worker, now: datetime) -> None:
+    """Submitted and open assignments count; expired (even if not yet marked) and returned
+    ones do not."""
     limit = campaign.max_assignments_per_worker
     if limit is None:
         return
     used = Assignment.objects.filter(
-        worker=worker, status__in=[OPEN, Assignment.Status.SUBMITTED]
+        Q(status=Assignment.Status.SUBMITTED) | Q(status=OPEN, deadline__gt=now), worker=worker
     ).count()
     if used >= limit:
         raise WorkerLimitReached(

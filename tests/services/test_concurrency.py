@@ -1,5 +1,6 @@
 """The assignment rules under many concurrent connections on PostgreSQL (threads, real locks)."""
 import threading
+import time
 from collections import Counter
 from datetime import timedelta
 
@@ -121,36 +122,37 @@ def test_concurrent_double_submits_store_each_answer_exactly_once(owner):
     assert Assignment.objects.filter(status="submitted").count() == 1
 
 
-def test_no_assignment_is_handed_out_once_a_pause_is_committed(owner):
+def test_no_claim_started_after_a_pause_is_committed_hands_out_work(owner):
     campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=3)
     make_items(campaign, 300)
     paused = threading.Event()
+    late_claims = []  # claims that began after the pause was committed and still succeeded
     refused = Counter()
 
     def keep_claiming(n):
         def go():
-            i = 0
-            while True:  # a new worker each time, all using the campaign as loaded before
+            for i in range(200):  # a new worker each time, all using the campaign as loaded
                 worker = worker_get_or_create(campaign=campaign, platform="link",
                                               platform_id=f"t{n}-{i}")
-                i += 1
+                began_after_pause = paused.is_set()
                 try:
-                    assignment_claim(campaign=campaign, worker=worker)
+                    assignment = assignment_claim(campaign=campaign, worker=worker)
                 except NotLive:
                     refused[n] += 1
                     return
-                if i > 200:
-                    raise AssertionError("the pause was never seen")
+                if began_after_pause:
+                    late_claims.append(assignment.pk)
+            raise AssertionError("the pause was never seen")
         return go
 
     def pause():
         while Assignment.objects.count() < 20:
-            pass
+            time.sleep(0.005)
         Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.PAUSED)
-        paused.count = Assignment.objects.count()  # frozen from here on
+        paused.set()  # the UPDATE has committed (autocommit)
 
     run_threads([keep_claiming(n) for n in range(16)] + [pause])
-    assert Assignment.objects.count() == paused.count
+    assert late_claims == []
     assert sum(refused.values()) == 16
     assert not Item.objects.filter(slots_taken__gt=3).exists()
 
