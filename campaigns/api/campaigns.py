@@ -14,7 +14,7 @@ from . import openapi
 from .base import ApiView
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
-from .serializers import StorableJSONField, validated
+from .serializers import StorableJSONField, StrictInput, validated
 
 TEXT_MAX = 100_000
 COUNT_MAX = 1_000_000
@@ -35,7 +35,7 @@ class CampaignOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class CampaignSettingsInput(serializers.Serializer):
+class CampaignSettingsInput(StrictInput):
     """The settings a researcher may set; validated again, with JSON paths, by the service."""
 
     name = serializers.CharField(max_length=200)
@@ -67,7 +67,7 @@ class CampaignCreateInput(CampaignSettingsInput):
     slug = serializers.SlugField(max_length=80, help_text="The campaign's URL name: /c/<slug>/.")
 
 
-class CampaignStatusInput(serializers.Serializer):
+class CampaignStatusInput(StrictInput):
     status = serializers.ChoiceField(choices=Campaign.Status.choices)
 
 

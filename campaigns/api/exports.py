@@ -19,10 +19,10 @@ from . import openapi
 from .base import ApiView
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
-from .serializers import validated
+from .serializers import StrictInput, validated
 
 
-class ExportOptionsInput(serializers.Serializer):
+class ExportOptionsInput(StrictInput):
     gzip = serializers.BooleanField(required=False, help_text="Compress the file.")
     raw_worker_ids = serializers.BooleanField(
         required=False, help_text="Platform ids instead of pseudonyms (personal data!).")
@@ -30,7 +30,7 @@ class ExportOptionsInput(serializers.Serializer):
         required=False, help_text="Leave out workers flagged by the quality checks.")
 
 
-class ExportCreateInput(serializers.Serializer):
+class ExportCreateInput(StrictInput):
     format = serializers.ChoiceField(choices=ExportJob.Format.choices, default=ExportJob.Format.CSV)
     options = ExportOptionsInput(required=False)
 

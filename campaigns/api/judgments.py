@@ -18,10 +18,10 @@ from . import openapi
 from .base import ApiView
 from .items import check_storable
 from .permissions import campaign_for
-from .serializers import reject_unstorable, validated
+from .serializers import StrictInput, reject_unstorable, validated
 
 
-class JudgmentRowInput(serializers.Serializer):
+class JudgmentRowInput(StrictInput):
     item = serializers.CharField(max_length=200, help_text="The item's id (as imported).")
     judge = serializers.CharField(max_length=200, help_text="The judge's name, e.g. a model.")
     output = serializers.CharField(

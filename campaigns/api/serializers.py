@@ -43,6 +43,18 @@ class StorableJSONField(serializers.JSONField):
         super().__init__(**kwargs)
 
 
+class StrictInput(serializers.Serializer):
+    """An input body: a misspelt or unknown key is a 400, not silently ignored."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {key: ["Unknown field."] for key in unknown})
+        return super().to_internal_value(data)
+
+
 def validated(serializer_class, data, *, partial: bool = False) -> dict:
     """Run an input serializer; a ValidationError becomes a 400 naming the fields."""
     serializer = serializer_class(data=data, partial=partial)
