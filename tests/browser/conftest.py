@@ -31,9 +31,11 @@ def page(browser):
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # A Content-Security-Policy violation (an inline script or style, a foreign request).
+    page.on("console", lambda msg: errors.append(msg.text) if "Refused to" in msg.text else None)
     yield page
     context.close()
-    assert not errors, f"JavaScript errors: {errors}"
+    assert not errors, f"JavaScript errors or CSP violations: {errors}"
 
 
 @pytest.fixture(autouse=True)
