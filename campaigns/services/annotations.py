@@ -4,14 +4,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
-from .assignments import lock_row
 
 __all__ = ["annotation_submit", "control_passed"]
 
@@ -25,27 +24,39 @@ def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
     submitted, returned or past its deadline. The item's `annotations_done` grows only on
     the first save; attention-check and gold items get `control_passed`.
     """
-    slot = (AssignmentItem.objects.filter(assignment_id=assignment.pk, position=position)
-            .select_related("item").first())
-    if slot is None:
-        raise ServiceError(f"This assignment has no item {position}.", code="not_found",
-                           status=404)
-    item = slot.item
     schema = parse_schema_cached(assignment.campaign.schema)
-    cleaned = validate_answers(schema, answers, item.data)
     seconds_spent = _clean_seconds(seconds_spent)
-    passed = control_passed(schema, item, cleaned) if item.control else None
     with transaction.atomic():
-        # Lock the assignment: an expiry or return must not free this item's slot while the
-        # answer is being saved (annotations_done would pass slots_taken), and two saves of
-        # the same item (double click, retry) are serialised into one insert and one update.
-        row = lock_row(Assignment, assignment.pk)
-        _check_open(row)
+        slot = _slot_locking_assignment(assignment, position)
+        _check_open(slot.assignment)
+        item = slot.item
+        cleaned = validate_answers(schema, answers, item.data)
+        passed = control_passed(schema, item, cleaned) if item.control else None
         annotation, created = _upsert(assignment, item, cleaned, seconds_spent, passed)
         if created and not item.control:
             # Control items hold no slot, so their counter stays 0 (the check constraint).
             Item.objects.filter(pk=item.pk).update(annotations_done=F("annotations_done") + 1)
     return annotation
+
+
+def _slot_locking_assignment(assignment: Assignment, position: int) -> AssignmentItem:
+    """The item at `position`, with the assignment row locked for the transaction (one query).
+
+    The lock: an expiry or return must not free this item's slot while the answer is being
+    saved (annotations_done would pass slots_taken), and two saves of the same item (double
+    click, retry) are serialised into one insert and one update.
+    """
+    slots = (AssignmentItem.objects.filter(assignment_id=assignment.pk, position=position)
+             .select_related("item", "assignment"))
+    if connection.features.has_select_for_update:
+        slots = slots.select_for_update(of=("assignment",), no_key=True)
+    else:  # SQLite: take the database write lock first (writers are serialised)
+        Assignment.objects.filter(pk=assignment.pk).update(id=F("id"))
+    slot = slots.first()
+    if slot is None:
+        raise ServiceError(f"This assignment has no item {position}.", code="not_found",
+                           status=404)
+    return slot
 
 
 def _clean_seconds(value: Any) -> float | None:
@@ -57,15 +68,13 @@ def _clean_seconds(value: Any) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
-def _check_open(row: dict | None) -> None:
-    if row is None:
-        raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
-    status = row["status"]
+def _check_open(assignment: Assignment) -> None:
+    status = assignment.status
     if status == Assignment.Status.SUBMITTED:
         raise Conflict("This assignment was already submitted; its answers can no longer change.")
     if status == Assignment.Status.RETURNED:
         raise Conflict("This assignment was returned; its answers can no longer change.")
-    if status == Assignment.Status.EXPIRED or row["deadline"] <= timezone.now():
+    if status == Assignment.Status.EXPIRED or assignment.deadline <= timezone.now():
         raise Conflict("The time for this assignment has run out; answers can no longer be "
                        "saved. Please start again from the study link.", code="expired")
 
