@@ -111,12 +111,17 @@ def _render_preview(request: HttpRequest, campaign: Campaign, item: Item) -> Htt
 
 
 def statistics_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
-    try:  # written by the analysis part
-        from ..admin_statistics import campaign_statistics_view
-    except ImportError:
-        messages.info(request, "Statistics are not available in this installation yet.")
-        return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
+    """Agreement, scores with intervals, worker flags: the analysis part's page."""
+    from ..admin_statistics import campaign_statistics_view
+
     return campaign_statistics_view(request, campaign)
+
+
+def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """Upload LLM-judge output for the campaign's items (the analysis part's page)."""
+    from ..admin_statistics import judgments_upload_view
+
+    return judgments_upload_view(request, campaign)
 
 
 def export_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
@@ -125,8 +130,8 @@ def export_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
     if not form.is_valid():
         messages.error(request, f"Choose a valid export format: {form.errors.as_text()}")
         return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
-    job = export_create(request, campaign, form.cleaned_data["format"],
-                        {"gzip": form.cleaned_data["gzip"]})
+    options = {name: form.cleaned_data[name] for name in ("gzip", "exclude_flagged")}
+    job = export_create(request, campaign, form.cleaned_data["format"], options)
     if job is None:
         return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
     return redirect(f"{reverse('admin:campaigns_exportjob_changelist')}"

@@ -206,6 +206,8 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_statistics"),
             path("<int:object_id>/import/", page(campaign_pages.import_view, "change"),
                  name=f"{info}_import"),
+            path("<int:object_id>/judgments/", page(campaign_pages.judgments_view, "change"),
+                 name=f"{info}_judgments"),
             path("<int:object_id>/preview/", page(campaign_pages.preview_view, "view"),
                  name=f"{info}_preview"),
             path("<int:object_id>/export/", page(campaign_pages.export_view, "view", True),

@@ -117,4 +117,5 @@ class ItemImportForm(forms.Form):
 class ExportRequestForm(forms.Form):
     format = forms.ChoiceField(choices=ExportJob.Format.choices, initial=ExportJob.Format.CSV)
     gzip = forms.BooleanField(required=False, label="Compress (gzip)")
+    exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged workers")
 

@@ -63,3 +63,13 @@ def test_another_researcher_cannot_download_the_job(other_client, answered):
     assert other_client.get(reverse("export_download", args=[job.pk])).status_code == 404
     assert other_client.get(reverse("admin:campaigns_exportjob_change",
                                     args=[job.pk])).status_code == 404
+
+
+def test_the_statistics_page_options_reach_the_export_job(researcher_client, answered,
+                                                          django_capture_on_commit_callbacks):
+    url = reverse("admin:campaigns_campaign_export", args=[answered.pk])
+    with django_capture_on_commit_callbacks(execute=False):
+        researcher_client.post(url, {"format": "analysis-csv", "exclude_flagged": "1"})
+    job = ExportJob.objects.get(campaign=answered)
+    assert job.format == "analysis-csv"
+    assert job.options.get("exclude_flagged") is True

@@ -132,3 +132,11 @@ def test_the_campaign_choices_of_other_models_are_scoped(researcher, other_resea
     model_admin = admin.site._registry[ExportJob]
     field = model_admin.formfield_for_foreignkey(ExportJob._meta.get_field("campaign"), request)
     assert list(field.queryset) == [mine]
+
+
+def test_the_judgment_upload_needs_change_permission_on_a_visible_campaign(
+        other_client, other_researcher, studied):
+    url = reverse("admin:campaigns_campaign_judgments", args=[studied.pk])
+    assert other_client.get(url).status_code == 404
+    studied.collaborators.add(other_researcher)
+    assert other_client.get(url).status_code == 200
