@@ -33,14 +33,17 @@ class AlphaResult:
 def value_counts(
     units: np.ndarray, values: np.ndarray, *, numeric: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-unit counts of each value: (counts[U, V], domain[V]); units with < 2 ratings dropped."""
-    unit_codes, unit_index = np.unique(units, return_inverse=True)
-    domain, value_index = np.unique(values, return_inverse=True)
-    counts = np.zeros((len(unit_codes), len(domain)), dtype=np.int64)
-    np.add.at(counts, (unit_index.ravel(), value_index.ravel()), 1)
+    """Per-unit counts of each value: (counts[U, V], domain[V]); units with < 2 ratings dropped.
+
+    Hash-based factorisation and one bincount: linear in the number of ratings.
+    """
+    unit_index, _ = pd.factorize(units)
+    value_index, domain = pd.factorize(values, sort=True)
+    n_units, n_values = int(unit_index.max(initial=-1)) + 1, len(domain)
+    counts = np.bincount(unit_index * n_values + value_index,
+                         minlength=n_units * n_values).reshape(n_units, n_values)
     counts = counts[counts.sum(axis=1) >= 2]
-    if numeric:
-        domain = domain.astype(float)
+    domain = np.asarray(domain, dtype=float if numeric else object)
     return counts, domain
 
 
@@ -114,16 +117,16 @@ def krippendorff_alpha(
     if level not in LEVELS:
         raise ValueError(f"unknown level of measurement {level!r}")
     units, raters, values = (np.asarray(a) for a in (units, raters, values))
-    keep = pd.notna(values)
-    units, raters, values = units[keep], raters[keep], values[keep]
     numeric = level != "nominal"
-    if numeric:
-        values = values.astype(float)
-    else:
-        values = values.astype(str)
+    values = values.astype(float) if numeric and values.dtype != object else values
+    keep = pd.notna(values)
+    if not keep.all():
+        units, raters, values = units[keep], raters[keep], values[keep]
+    values = values.astype(float) if numeric else values.astype(str)
     counts, domain = value_counts(units, values, numeric=numeric)
-    _, unit_index, unit_sizes = np.unique(units, return_inverse=True, return_counts=True)
-    n_raters = int(pd.Series(raters[unit_sizes[unit_index.ravel()] >= 2]).nunique())
+    unit_index, _ = pd.factorize(units)
+    pairable = np.bincount(unit_index)[unit_index] >= 2
+    n_raters = len(pd.unique(raters[pairable]))
     value = alpha_from_counts(counts, domain, level)
     low = high = None
     if value is not None and n_boot > 0:

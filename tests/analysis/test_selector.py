@@ -3,13 +3,14 @@ import json
 
 import pytest
 
+from campaigns.models import Worker
 from campaigns.selectors.analysis import (
     FRAME_COLUMNS,
     annotations_frame,
     campaign_statistics,
     flagged_worker_ids,
+    question_ratings,
 )
-from campaigns.models import Worker
 from tests.analysis.helpers import add_item, annotate
 from tests.factories import CONTINUATION_SCHEMA, SUMMARY_SCHEMA, TRANSLATION_SCHEMA, make_campaign
 
@@ -119,3 +120,38 @@ def test_an_empty_campaign_has_empty_tables(owner):
     assert statistics["agreement"] == [] and statistics["quality"] == []
     assert statistics["judges"] == [] and statistics["counts"]["annotations"] == 0
     json.dumps(statistics)
+
+
+TRICKY_SCHEMA = {
+    "display": [{"field": "prompt", "label": "Prompt"}],
+    "questions": [
+        {"id": "pick", "kind": "choice", "text": "Pick",
+         "options": [{"value": v, "label": v} for v in ("t", "01", "1", "a,b")]},
+        {"id": "note", "kind": "text", "text": "Note", "required": False},
+    ],
+}
+
+
+@pytest.mark.parametrize("value", ["t", "01", "1", "a,b"])
+def test_nominal_values_and_free_text_come_back_exactly_as_stored(owner, value):
+    campaign = make_campaign(owner=owner, schema=TRICKY_SCHEMA)
+    note = 'say "hi",\nthen \\N; leave'
+    annotate(campaign, "w1", add_item(campaign, "x"), {"pick": value, "note": note}, seconds=None)
+    annotate(campaign, "w2", add_item(campaign, "y"), {"pick": value})
+    frame = annotations_frame(campaign=campaign)
+    assert frame[frame.question == "pick"]["value"].tolist() == [value, value]
+    assert frame[frame.question == "note"]["value"].tolist() == [note]
+    assert frame["control_passed"].tolist() == [None] * 3
+    assert frame[frame.question == "note"]["seconds"].isna().all()
+
+
+def test_question_ratings_are_the_human_ratings_of_regular_items_only(owner):
+    campaign = _study(owner)
+    ratings = question_ratings(campaign=campaign, question="coherence")
+    frame = annotations_frame(campaign=campaign)
+    expected = frame[frame.question.eq("coherence") & frame.control.eq("")
+                     & frame.platform.ne("llm")][["item", "worker", "value"]]
+    assert len(ratings) == 32
+    assert sorted(map(tuple, ratings.to_numpy().tolist())) == sorted(
+        map(tuple, expected.to_numpy().tolist()))
+    assert ratings["value"].dtype == float

@@ -1,0 +1,175 @@
+"""Benchmark: Krippendorff's alpha for one question over ~1,000,000 ratings from the database.
+
+Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_analysis_bench \
+       .venv/bin/python bench/agreement.py [--items 200000] [--raters 5] [--repeat 3] [--rebuild]
+
+200,000 items x 5 raters, about 5% of the ratings missing, one 1-5 likert question (ordinal).
+The data is generated in SQL (generate_series) once and reused. Timed in the same run (median
+of --repeat runs):
+  pipeline:  annotations_frame (ORM -> tidy frame) -> units/values -> our alpha wrapper
+  reference: krippendorff.alpha on a ready 5 x 200,000 reliability matrix
+and the ratio pipeline / reference (the target is within 3x).
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotate.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/annotate_analysis_bench")
+
+import django  # noqa: E402
+
+django.setup()
+
+import krippendorff  # noqa: E402
+import numpy as np  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.db import connection  # noqa: E402
+
+from campaigns.analysis.agreement import krippendorff_alpha  # noqa: E402
+from campaigns.models import Annotation, Campaign  # noqa: E402
+from campaigns.selectors.analysis import annotations_frame, question_ratings  # noqa: E402
+
+SLUG = "bench-agreement"
+SCHEMA = {
+    "display": [{"field": "text", "label": "Text"}],
+    "questions": [{"id": "quality", "kind": "likert", "text": "Quality?",
+                   "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}],
+}
+MISSING = 0.05
+
+
+def generate(n_items: int, n_raters: int) -> Campaign:
+    """Items, raters, one submitted assignment per rater and their annotations, all in SQL."""
+    owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
+    Campaign.objects.filter(slug=SLUG).delete()
+    campaign = Campaign.objects.create(owner=owner, slug=SLUG, name=SLUG, schema=SCHEMA,
+                                       status="live", annotations_per_item=n_raters)
+    with connection.cursor() as cur:
+        cur.execute("""
+            INSERT INTO campaigns_item (campaign_id, external_id, system, data, control,
+                slots_wanted, slots_taken, annotations_done, created_at)
+            SELECT %s, 'item-' || i, 'sys-' || (i %% 4), '{"text": "t"}'::jsonb, '',
+                   %s, 0, 0, now()
+            FROM generate_series(1, %s) AS i""", [campaign.pk, n_raters, n_items])
+        cur.execute("""
+            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at)
+            SELECT %s, 'link', 'rater-' || r, now() FROM generate_series(1, %s) AS r""",
+                    [campaign.pk, n_raters])
+        cur.execute("""
+            INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,
+                deadline, submitted_at, completion_code, study_id, session_id,
+                mturk_assignment_id, mturk_hit_id, turk_submit_to)
+            SELECT %s, w.id, md5(random()::text || w.id), 'submitted', now(), now(), now(),
+                   '', '', '', '', '', ''
+            FROM campaigns_worker w WHERE w.campaign_id = %s""", [campaign.pk, campaign.pk])
+        # Each item has a true score 1-5; a rater gives it +-1 (clamped), 5% of ratings missing.
+        cur.execute("""
+            INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id, worker_id,
+                answers, seconds_spent, created_at, updated_at)
+            SELECT %s, a.id, i.id, a.worker_id,
+                   jsonb_build_object('quality', greatest(1, least(5,
+                       1 + (i.id * 7919) %% 5 + floor(random() * 3)::int - 1))),
+                   5 + random() * 30, now(), now()
+            FROM campaigns_item i CROSS JOIN campaigns_assignment a
+            WHERE i.campaign_id = %s AND a.campaign_id = %s AND random() >= %s""",
+                    [campaign.pk, campaign.pk, campaign.pk, MISSING])
+        cur.execute("ANALYZE campaigns_annotation")
+    return campaign
+
+
+def pipeline(campaign: Campaign) -> tuple[float, dict]:
+    """Database -> ratings frame -> value counts -> alpha (the package), with timings."""
+    started = time.perf_counter()
+    ratings = question_ratings(campaign=campaign, question="quality")
+    framed = time.perf_counter()
+    result = krippendorff_alpha(ratings["item"].to_numpy(), ratings["worker"].to_numpy(),
+                                ratings["value"].to_numpy(), level="ordinal", n_boot=0)
+    done = time.perf_counter()
+    return result.alpha, {"frame": framed - started, "alpha": done - framed,
+                          "total": done - started, "rows": len(ratings)}
+
+
+def full_pipeline(campaign: Campaign) -> tuple[float, dict]:
+    """The statistics page's path: the whole tidy frame (all facts) -> alpha."""
+    started = time.perf_counter()
+    frame = annotations_frame(campaign=campaign)
+    framed = time.perf_counter()
+    rated = frame[frame["question"].eq("quality")]
+    result = krippendorff_alpha(rated["item"].to_numpy(), rated["worker"].to_numpy(),
+                                rated["value"].to_numpy(), level="ordinal", n_boot=0)
+    done = time.perf_counter()
+    return result.alpha, {"frame": framed - started, "alpha": done - framed,
+                          "total": done - started, "rows": len(frame)}
+
+
+def ready_matrix(campaign: Campaign) -> np.ndarray:
+    """The reliability matrix (raters x items, NaN for missing) the package takes as input."""
+    rows = np.array(Annotation.objects.filter(campaign=campaign).values_list(
+        "worker_id", "item_id", "answers__quality"), dtype=float)
+    raters, r = np.unique(rows[:, 0], return_inverse=True)
+    items, i = np.unique(rows[:, 1], return_inverse=True)
+    matrix = np.full((len(raters), len(items)), np.nan)
+    matrix[r, i] = rows[:, 2]
+    return matrix
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=200_000)
+    parser.add_argument("--raters", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rebuild", action="store_true")
+    args = parser.parse_args()
+    if connection.vendor != "postgresql":
+        sys.exit("Run against PostgreSQL: DATABASE_URL=postgres://...")
+    call_command("migrate", verbosity=0)
+    campaign = Campaign.objects.filter(slug=SLUG).first()
+    expected = args.items * args.raters
+    if args.rebuild or campaign is None or not (
+            0.9 * expected < campaign.annotations.count() <= expected):
+        started = time.perf_counter()
+        campaign = generate(args.items, args.raters)
+        print(f"generated {campaign.annotations.count():,} ratings "
+              f"({args.items:,} items x {args.raters} raters, {MISSING:.0%} missing) "
+              f"in {time.perf_counter() - started:.1f} s")
+    matrix = ready_matrix(campaign)
+    print(f"ratings: {int(np.isfinite(matrix).sum()):,}; matrix {matrix.shape[0]} x "
+          f"{matrix.shape[1]:,}")
+
+    timings: dict[str, list] = {"lean": [], "full": [], "reference": []}
+    for _ in range(args.repeat):  # interleaved, so load from other processes hits all three
+        started = time.perf_counter()
+        expected_alpha = krippendorff.alpha(reliability_data=matrix,
+                                            level_of_measurement="ordinal")
+        timings["reference"].append(time.perf_counter() - started)
+        for name, run in (("lean", pipeline), ("full", full_pipeline)):
+            alpha, timing = run(campaign)
+            assert abs(alpha - expected_alpha) < 1e-9, (name, alpha, expected_alpha)
+            timings[name].append(timing)
+    ref_s = statistics.median(timings["reference"])
+    print(f"alpha (ordinal): {alpha:.6f} from the database = {expected_alpha:.6f} (package)")
+    print(f"krippendorff.alpha on a ready matrix:      {ref_s:.3f} s")
+    for name, label in (("lean", "question_ratings -> alpha"),
+                        ("full", "annotations_frame -> alpha")):
+        runs = timings[name]
+        total = statistics.median(r["total"] for r in runs)
+        print(f"{label:27} {total:.3f} s  (read {statistics.median(r['frame'] for r in runs):.3f}"
+              f" s for {runs[0]['rows']:,} rows, alpha "
+              f"{statistics.median(r['alpha'] for r in runs):.3f} s)  ratio {total / ref_s:.1f}x")
+    print("target: within 3x of the package's own time")
+    started = time.perf_counter()
+    ratings = question_ratings(campaign=campaign, question="quality")
+    with_ci = krippendorff_alpha(ratings["item"].to_numpy(), ratings["worker"].to_numpy(),
+                                 ratings["value"].to_numpy(), level="ordinal", n_boot=1000)
+    print(f"with a 1,000-resample bootstrap CI [{with_ci.ci_low:.4f}, {with_ci.ci_high:.4f}]: "
+          f"{time.perf_counter() - started:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
