@@ -51,7 +51,7 @@ def _worker_ids(campaign: Campaign, pseudonym: str) -> list[int]:
 
 class AnnotationListApi(ApiView):
     @extend_schema(
-        operation_id="annotations_list",
+        operation_id="annotations_list", tags=["annotations"],
         parameters=[
             OpenApiParameter("system", str, description="Only annotations of this system's items."),
             OpenApiParameter("worker", str, pattern=r"^w_[0-9a-f]{16}$",

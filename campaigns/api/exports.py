@@ -75,7 +75,7 @@ def _job_for(user, slug: str, job_id: int) -> ExportJob:
 
 
 class ExportListCreateApi(ApiView):
-    @extend_schema(operation_id="exports_list", parameters=PAGE_PARAMETERS,
+    @extend_schema(operation_id="exports_list", tags=["exports"], parameters=PAGE_PARAMETERS,
                    responses={200: paginated(ExportJobOutput), **openapi.errors()})
     def get(self, request, slug: str):
         campaign = campaign_for(request.user, slug)
@@ -87,7 +87,7 @@ class ExportListCreateApi(ApiView):
         return paginator.get_paginated_response(data)
 
     @extend_schema(
-        operation_id="exports_create", request=ExportCreateInput,
+        operation_id="exports_create", tags=["exports"], request=ExportCreateInput,
         responses={202: ExportJobOutput,
                    503: OpenApiResponse(openapi.ErrorSerializer,
                                         description="The task queue is unreachable; retry."),
@@ -105,7 +105,7 @@ class ExportListCreateApi(ApiView):
 
 
 class ExportDetailApi(ApiView):
-    @extend_schema(operation_id="exports_read",
+    @extend_schema(operation_id="exports_read", tags=["exports"],
                    responses={200: ExportJobOutput, **openapi.errors()})
     def get(self, request, slug: str, job_id: int):
         job = _job_for(request.user, slug, job_id)
@@ -125,7 +125,7 @@ class ExportDownloadApi(ApiView):
         return super().perform_content_negotiation(request, force=True)
 
     @extend_schema(
-        operation_id="exports_download",
+        operation_id="exports_download", tags=["exports"],
         responses={**{(200, t): _FILE for t in [*CONTENT_TYPES.values(),
                                                 "application/octet-stream"]},
                    **openapi.errors((*openapi.READ, 409))},

@@ -67,7 +67,7 @@ class ItemImportApi(ApiView):
     parser_classes = [JSONParser, MultiPartParser]
 
     @extend_schema(
-        operation_id="items_import",
+        operation_id="items_import", tags=["items"],
         request={"application/json": ITEMS_JSON_SCHEMA,
                  "multipart/form-data": ItemImportUploadInput},
         responses={201: ItemImportOutput, **openapi.errors(openapi.WRITE)},
@@ -99,7 +99,7 @@ class ItemImportApi(ApiView):
 
 class ItemListApi(ApiView):
     @extend_schema(
-        operation_id="items_list",
+        operation_id="items_list", tags=["items"],
         parameters=[OpenApiParameter("system", str, description="Only this system's items."),
                     OpenApiParameter("control", str, enum=[c.value for c in Item.Control],
                                      description="'' regular, 'attention' or 'gold'."),

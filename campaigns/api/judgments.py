@@ -70,7 +70,7 @@ class JudgmentImportApi(ApiView):
     parser_classes = [JSONParser, MultiPartParser]
 
     @extend_schema(
-        operation_id="judgments_import",
+        operation_id="judgments_import", tags=["judgments"],
         request={"application/json": JudgmentRowInput(many=True),
                  "multipart/form-data": JudgmentUploadInput},
         responses={200: JudgmentImportOutput, **openapi.errors(openapi.WRITE)},

@@ -46,7 +46,7 @@ class CampaignProgressOutput(serializers.Serializer):
 
 
 class CampaignProgressApi(ApiView):
-    @extend_schema(operation_id="campaigns_progress",
+    @extend_schema(operation_id="campaigns_progress", tags=["progress"],
                    responses={200: CampaignProgressOutput, **openapi.errors()})
     def get(self, request, slug: str):
         """Counts of regular items' annotation slots, overall and per system."""

@@ -30,7 +30,7 @@ class StatsFilterInput(serializers.Serializer):
 
 class CampaignStatsApi(ApiView):
     @extend_schema(
-        operation_id="campaigns_stats",
+        operation_id="campaigns_stats", tags=["statistics"],
         parameters=[OpenApiParameter("exclude_flagged", bool, description=(
             "Leave workers flagged by quality control out of every statistic; `changes` then "
             "compares the figures with and without them."))],

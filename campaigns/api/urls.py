@@ -1,4 +1,5 @@
 """API routes under /api/: campaigns and what hangs off them, the schema and its docs."""
+from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
@@ -10,7 +11,9 @@ CAMPAIGN = "campaigns/<slug:slug>/"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
+    # Swagger UI styles its widgets inline; scripts stay same-origin only (no inline scripts).
+    path("docs/", csp_update({"style-src": ["'self'", "'unsafe-inline'"]})(
+        SpectacularSwaggerSplitView.as_view(url_name="api:schema")), name="docs"),
     path("campaigns/", campaigns.CampaignListCreateApi.as_view(), name="campaigns"),
     path(CAMPAIGN, campaigns.CampaignDetailApi.as_view(), name="campaign"),
     path(f"{CAMPAIGN}status/", campaigns.CampaignStatusApi.as_view(), name="campaign-status"),
