@@ -8,7 +8,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
-from django.http import Http404, HttpResponseNotAllowed
+from django.http import Http404, HttpResponseNotAllowed, JsonResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
@@ -22,6 +22,9 @@ from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible
 
 
+MARKDOWN_PREVIEW_MAX = 200_000
+
+
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
     form = CampaignAdminForm
@@ -33,13 +36,17 @@ class CampaignAdmin(admin.ModelAdmin):
     filter_horizontal = ("collaborators",)
     actions = ("publish", "pause", "close", "duplicate", "export_csv")
     save_on_top = True
+
+    class Media:
+        js = ("campaigns/admin/markdown_preview.js",)
+        css = {"all": ("campaigns/admin/admin.css",)}
     fieldsets = (
         ("Setup", {"fields": ("name", "slug", "status", "owner", "collaborators", "description",
                               "source", "worker_link")}),
         ("Task schema", {"fields": ("schema",)}),
         ("Instructions and examples", {
-            "description": "Markdown. Rendered safely (no scripts or styles); the preview shows "
-                           "the saved text as workers will see it.",
+            "description": "Markdown. Rendered safely (no scripts or styles). The Preview button shows "
+                           "unsaved text; the preview rows show the saved text as workers see it.",
             "fields": ("instructions", "instructions_preview", "examples", "examples_preview")}),
         ("Consent and intake questions", {
             "fields": ("consent_text", "consent_preview", "intake_questions")}),
@@ -216,8 +223,19 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_duplicate"),
             path("<int:object_id>/status/<str:action>/",
                  page(self._status_view, "change", True), name=f"{info}_status"),
+            path("markdown-preview/", self.admin_site.admin_view(self.markdown_preview_view),
+                 name=f"{info}_markdown_preview"),
             *super().get_urls(),
         ]
+
+    def markdown_preview_view(self, request):
+        """POST {text}: the sanitised HTML workers would see (the live preview's source)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not (self.has_add_permission(request) or self.has_change_permission(request)):
+            raise PermissionDenied
+        text = request.POST.get("text", "")[:MARKDOWN_PREVIEW_MAX]
+        return JsonResponse({"html": str(render_markdown(text))})
 
     @staticmethod
     def _status_view(model_admin, request, campaign, action):
@@ -238,6 +256,6 @@ class CampaignAdmin(admin.ModelAdmin):
 def _preview(text: str):
     html = render_markdown(text)
     if not html:
-        return "Nothing yet (the preview shows the saved text)."
+        return "Nothing saved yet (the Preview button shows unsaved text)."
     return format_html('<details><summary>Show as workers see it</summary>'
                        '<div class="markdown-preview">{}</div></details>', html)

@@ -6,12 +6,14 @@ import json
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.urls import reverse
 
 from ..importing import FORMATS
 from ..models import Annotation, Campaign, ExportJob
 from ..schema import SchemaInvalid
 from ..services.campaigns import campaign_check_config
 
+MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
 _ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url")
 
@@ -56,6 +58,10 @@ class CampaignAdminForm(forms.ModelForm):
                 is_staff=True, is_active=True).order_by("username")
         if "owner" in self.fields:
             self.fields["owner"].queryset = get_user_model().objects.filter(is_staff=True)
+        preview_url = reverse("admin:campaigns_campaign_markdown_preview")
+        for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
+            if name in self.fields:
+                self.fields[name].widget.attrs["data-markdown-preview"] = preview_url
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []

@@ -121,3 +121,19 @@ def test_answered_questions_can_be_reworded_but_not_removed(researcher_client, c
                for e in response.context["adminform"].form.errors["schema"])
     campaign.refresh_from_db()
     assert campaign.schema["questions"][0]["text"] == "Is it coherent?"
+
+
+def test_the_live_markdown_preview_renders_safely_for_staff_with_campaign_rights(
+        researcher_client, client, django_user_model):
+    url = reverse("admin:campaigns_campaign_markdown_preview")
+    response = researcher_client.post(url, {"text": "**bold** <script>x()</script> "
+                                            "[a](javascript:alert(1))"})
+    html = response.json()["html"]
+    assert "<strong>bold</strong>" in html
+    assert "<script" not in html and "javascript:" not in html
+    assert researcher_client.get(url).status_code == 405
+    page = researcher_client.get(reverse("admin:campaigns_campaign_add"))
+    assert f'data-markdown-preview="{url}"' in page.content.decode()
+    nobody = django_user_model.objects.create_user("eve", password="pw-eve-12345", is_staff=True)
+    client.force_login(nobody)  # the same client, now without campaign permissions
+    assert client.post(url, {"text": "x"}).status_code == 403
