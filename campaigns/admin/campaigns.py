@@ -21,7 +21,6 @@ from . import campaign_pages
 from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible
 
-
 MARKDOWN_PREVIEW_MAX = 200_000
 
 
@@ -45,8 +44,8 @@ class CampaignAdmin(admin.ModelAdmin):
                               "source", "worker_link")}),
         ("Task schema", {"fields": ("schema",)}),
         ("Instructions and examples", {
-            "description": "Markdown. Rendered safely (no scripts or styles). The Preview button shows "
-                           "unsaved text; the preview rows show the saved text as workers see it.",
+            "description": "Markdown, rendered safely (no scripts or styles). The Preview button "
+                           "shows unsaved text; the preview rows show the saved text.",
             "fields": ("instructions", "instructions_preview", "examples", "examples_preview")}),
         ("Consent and intake questions", {
             "fields": ("consent_text", "consent_preview", "intake_questions")}),
