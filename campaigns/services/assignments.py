@@ -46,6 +46,9 @@ PLATFORM_ID_FIELDS = ("study_id", "session_id", "mturk_assignment_id", "mturk_hi
 EXPIRE_BATCH = 500
 LAZY_EXPIRY_SECONDS = 5.0
 _LAST_LAZY_EXPIRY: dict[int, float] = {}  # campaign id -> when this process last expired
+CONTROL_SAMPLE = 30  # control items of each kind checked against a worker's history per claim
+CONTROL_POOL_SECONDS = 60.0
+_CONTROL_POOLS: dict[int, tuple[float, dict[str, list[int]]]] = {}  # campaign id -> ids
 NOT_LIVE_MESSAGES = {
     "draft": "This study has not started yet; please come back later.",
     "paused": "This study is paused right now; please come back later.",
@@ -276,23 +279,46 @@ def _pick_control_items(campaign: Campaign, worker: Worker) -> list[int]:
     """Attention checks and gold items for a new assignment, unseen ones first.
 
     Control items hold no slots (slots_wanted=0), so they are read, never locked or updated.
-    A worker sees a control item again only when the campaign has too few of them.
+    A random sample of each kind is checked against the worker's history (one query however
+    many control items the campaign has), so a worker sees a control item again only when
+    the campaign has too few of them (or has seen nearly all of a large pool).
     """
-    wanted = {Item.Control.ATTENTION: campaign.attention_checks_per_assignment,
-              Item.Control.GOLD: campaign.gold_items_per_assignment}
-    if not any(wanted.values()):
+    wanted = {kind: count for kind, count in (
+        (Item.Control.ATTENTION, campaign.attention_checks_per_assignment),
+        (Item.Control.GOLD, campaign.gold_items_per_assignment)) if count}
+    if not wanted:
         return []
-    rows = list(
-        Item.objects.filter(campaign=campaign, control__in=[k for k, v in wanted.items() if v])
-        .annotate(unseen=_unseen_by(worker))
-        .values_list("id", "control", "unseen")
-    )
-    random.shuffle(rows)
-    rows.sort(key=lambda row: not row[2])  # stable: unseen first, random within each group
+    for fresh in (False, True):
+        pool = _control_pool(campaign, fresh=fresh)
+        sample = {kind: random.sample(pool[kind], min(len(pool[kind]), CONTROL_SAMPLE + count))
+                  for kind, count in wanted.items()}
+        ids = [pk for kind_ids in sample.values() for pk in kind_ids]
+        found = {pk: (control, unseen) for pk, control, unseen in (
+            Item.objects.filter(pk__in=ids, campaign=campaign).annotate(unseen=_unseen_by(worker))
+            .values_list("id", "control", "unseen"))}
+        if all(kind_ids and all(found.get(pk, ("",))[0] == kind for pk in kind_ids)
+               for kind, kind_ids in sample.items()):
+            break  # the cached pool looks current (else reload it once and sample again)
     chosen: list[int] = []
-    for kind, count in wanted.items():
-        chosen += [pk for pk, control, _ in rows if control == kind][:count]
+    for kind, kind_ids in sample.items():
+        usable = [pk for pk in kind_ids if found.get(pk, ("",))[0] == kind]
+        usable.sort(key=lambda pk: not found[pk][1])  # stable: unseen first, still random
+        chosen += usable[:wanted[kind]]
     return chosen
+
+
+def _control_pool(campaign: Campaign, *, fresh: bool = False) -> dict[str, list[int]]:
+    """The ids of the campaign's control items by kind, cached in this process for a while."""
+    clock = time.monotonic()
+    cached = _CONTROL_POOLS.get(campaign.pk)
+    if cached is not None and not fresh and clock - cached[0] < CONTROL_POOL_SECONDS:
+        return cached[1]
+    pool: dict[str, list[int]] = {Item.Control.ATTENTION: [], Item.Control.GOLD: []}
+    for pk, control in Item.objects.filter(
+            campaign=campaign, control__in=list(pool)).values_list("id", "control"):
+        pool[control].append(pk)
+    _CONTROL_POOLS[campaign.pk] = (clock, pool)
+    return pool
 
 
 def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],

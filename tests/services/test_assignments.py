@@ -276,6 +276,31 @@ def test_a_worker_sees_a_control_item_again_only_when_there_is_no_other(owner):
     assert seen[2] in {g.pk for g in gold}  # both seen: one repeats rather than none
 
 
+def test_control_items_removed_since_they_were_cached_are_not_handed_out(owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=5, gold_items_per_assignment=1)
+    make_items(campaign, 3)
+    gold = make_items(campaign, 2, control="gold", gold={"coherence": 5})
+    claim(campaign, "first")  # caches the campaign's control item ids
+    Item.objects.filter(pk=gold[0].pk).delete()
+    a = claim(campaign, "second")
+    assert list(a.slots.filter(item__control="gold").values_list("item_id", flat=True)) == [
+        gold[1].pk]
+
+
+def test_a_large_control_pool_still_gives_each_worker_unseen_items(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=1,
+                             gold_items_per_assignment=2)
+    make_items(campaign, 20)
+    make_items(campaign, 80, control="gold", gold={"coherence": 5})
+    seen = []
+    for _ in range(20):
+        a = claim(campaign)
+        seen += list(a.slots.filter(item__control="gold").values_list("item_id", flat=True))
+        answer_all(a)
+        assignment_submit(assignment=a)
+    assert len(seen) == 40 and len(set(seen)) == 40
+
+
 # --- submitting ------------------------------------------------------------------------------
 
 def test_submitting_needs_every_item_answered(owner):
@@ -436,8 +461,9 @@ def test_a_claim_runs_a_small_fixed_number_of_queries(owner, django_assert_max_n
     w = worker(campaign)
     # expiry check, worker lock and campaign status (one query on PostgreSQL, two on
     # SQLite), open assignment?, limit, candidates, take slots, control items, insert the
-    # assignment, insert its items (+ savepoint and release in the test's transaction)
-    with django_assert_max_num_queries(12):
+    # assignment, insert its items (+ savepoint and release in the test's transaction), and
+    # once a minute per process the ids of the campaign's control items
+    with django_assert_max_num_queries(13):
         a = assignment_claim(campaign=campaign, worker=w)
     # resuming: lock, status, open assignment (+ savepoint and release)
     with django_assert_max_num_queries(5):
