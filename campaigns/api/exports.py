@@ -88,10 +88,7 @@ class ExportListCreateApi(ApiView):
 
     @extend_schema(
         operation_id="exports_create", tags=["exports"], request=ExportCreateInput,
-        responses={202: ExportJobOutput,
-                   503: OpenApiResponse(openapi.ErrorSerializer,
-                                        description="The task queue is unreachable; retry."),
-                   **openapi.errors(openapi.WRITE)},
+        responses={202: ExportJobOutput, **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):
         """Start an export; poll the returned job until `status` is done, then download."""

@@ -13,10 +13,11 @@ _DESCRIPTIONS = {
     413: "The request body is larger than the configured limit.",
     415: "Unsupported media type.",
     429: "Rate limit exceeded; retry after `extra.wait_seconds`.",
+    503: "The database or task queue is briefly unavailable; retry after `Retry-After`.",
 }
 
-READ = (400, 401, 403, 404, 405, 429)
-WRITE = (400, 401, 403, 404, 405, 409, 413, 415, 429)
+READ = (400, 401, 403, 404, 405, 429, 503)
+WRITE = (400, 401, 403, 404, 405, 409, 413, 415, 429, 503)
 
 
 def errors(codes=READ) -> dict:

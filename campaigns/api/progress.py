@@ -5,25 +5,11 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from ..models import Annotation, Campaign, Item
-from ..selectors import dashboard
+from ..models import Annotation, Item
+from ..selectors.dashboard import campaign_progress
 from . import openapi
 from .base import ApiView
 from .permissions import campaign_for
-
-_FIGURES = ("items", "items_complete", "wanted", "done", "in_progress", "remaining")
-
-
-def _progress(campaign: Campaign):
-    """(overall, per_system) from the dashboard selector, without its score charts."""
-    if hasattr(dashboard, "campaign_progress"):
-        return dashboard.campaign_progress(campaign=campaign)
-    per_system = dashboard._progress_per_system(campaign)
-    overall = dashboard.Progress(system="All systems")
-    for p in per_system:
-        for name in _FIGURES:
-            setattr(overall, name, getattr(overall, name) + getattr(p, name))
-    return overall, per_system
 
 
 class ProgressOutput(serializers.Serializer):
@@ -51,7 +37,7 @@ class CampaignProgressApi(ApiView):
     def get(self, request, slug: str):
         """Counts of regular items' annotation slots, overall and per system."""
         campaign = campaign_for(request.user, slug)
-        overall, per_system = _progress(campaign)
+        overall, per_system = campaign_progress(campaign=campaign)
         body = {
             "status": campaign.status,
             "overall": overall,

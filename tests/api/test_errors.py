@@ -101,3 +101,23 @@ def test_the_docs_page_loads_only_local_assets(client):
     assert "https://" not in html and "<script>" not in html
     script = client.get("/api/docs/?script=")
     assert script.status_code == 200 and "/api/schema/" in script.content.decode()
+
+
+def test_a_json_body_over_djangos_limit_is_a_413_in_the_error_shape(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    response = api.post("/api/campaigns/", {"name": "x" * 200}, format="json")
+    assert response.status_code == 413
+    assert set(response.json()) == {"message", "extra"}
+
+
+def test_a_database_outage_is_a_503_in_the_error_shape(api, monkeypatch):
+    from django.db import OperationalError
+
+    def down(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr("campaigns.api.campaigns.campaigns_visible_to", down)
+    response = api.get("/api/campaigns/")
+    assert response.status_code == 503
+    assert set(response.json()) == {"message", "extra"}
+    assert response["Retry-After"]
