@@ -30,15 +30,25 @@ class AlphaResult:
         return asdict(self)
 
 
+def unit_codes(units: np.ndarray) -> np.ndarray:
+    """Codes 0..U-1 for units: integer ids in a dense range are used as they are (no hashing)."""
+    if units.dtype.kind in "iu" and len(units):
+        low, high = int(units.min()), int(units.max())
+        if high - low < 4 * len(units):
+            return (units - low).astype(np.int64)
+    return pd.factorize(units)[0]
+
+
 def value_counts(
-    units: np.ndarray, values: np.ndarray, *, numeric: bool
+    units: np.ndarray, values: np.ndarray, *, numeric: bool, codes: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-unit counts of each value: (counts[U, V], domain[V]); units with < 2 ratings dropped.
 
-    Hash-based factorisation and one bincount: linear in the number of ratings.
+    Linear in the number of ratings: unit codes, the sorted domain, one bincount.
     """
-    unit_index, _ = pd.factorize(units)
-    value_index, domain = pd.factorize(values, sort=True)
+    unit_index = unit_codes(units) if codes is None else codes
+    domain = np.sort(pd.unique(values))
+    value_index = np.searchsorted(domain, values)
     n_units, n_values = int(unit_index.max(initial=-1)) + 1, len(domain)
     counts = np.bincount(unit_index * n_values + value_index,
                          minlength=n_units * n_values).reshape(n_units, n_values)
@@ -123,8 +133,8 @@ def krippendorff_alpha(
     if not keep.all():
         units, raters, values = units[keep], raters[keep], values[keep]
     values = values.astype(float) if numeric else values.astype(str)
-    counts, domain = value_counts(units, values, numeric=numeric)
-    unit_index, _ = pd.factorize(units)
+    unit_index = unit_codes(units)
+    counts, domain = value_counts(units, values, numeric=numeric, codes=unit_index)
     pairable = np.bincount(unit_index)[unit_index] >= 2
     n_raters = len(pd.unique(raters[pairable]))
     value = alpha_from_counts(counts, domain, level)

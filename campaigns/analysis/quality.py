@@ -58,17 +58,15 @@ def annotation_outcomes(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def straight_liners(frame: pd.DataFrame, min_items: int) -> set:
-    """Workers who gave the very same answer to every regular item (at least min_items)."""
+    """Workers who gave the very same answer to every regular item (at least min_items):
+    one distinct value in every rated part they answered."""
     rated = frame[frame["rated"] & frame["control"].eq("")]
     if rated.empty:
         return set()
-    signature = (rated["question"].astype(str) + "\x1f" + rated["part"].astype(str) + "\x1f"
-                 + rated["value"].astype(str))
-    per_annotation = signature.groupby([rated["worker"], rated["annotation"]]).apply(
-        lambda s: "\x1e".join(sorted(s))
-    )
-    by_worker = per_annotation.groupby(level=0).agg(["nunique", "size"])
-    return set(by_worker.index[(by_worker["nunique"] == 1) & (by_worker["size"] >= min_items)])
+    distinct = rated.groupby(["worker", "question", "part"])["value"].nunique()
+    same = distinct.groupby(level=0).max() == 1
+    items = rated.groupby("worker")["annotation"].nunique()
+    return set(same.index[same & (items[same.index] >= min_items)])
 
 
 def bad_reference_test(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:

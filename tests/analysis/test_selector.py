@@ -155,3 +155,21 @@ def test_question_ratings_are_the_human_ratings_of_regular_items_only(owner):
     assert sorted(map(tuple, ratings.to_numpy().tolist())) == sorted(
         map(tuple, expected.to_numpy().tolist()))
     assert ratings["value"].dtype == float
+
+
+def test_each_summary_line_is_its_own_unit_of_agreement(owner):
+    campaign = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)
+    labels = {"w1": [["consistent", "inconsistent"], ["consistent", "consistent"]],
+              "w2": [["consistent", "inconsistent"], ["inconsistent", "consistent"]]}
+    items = [add_item(campaign, f"s{n}", data={"story": "s", "summary": ["One.", "Two."]})
+             for n in range(2)]
+    for worker, per_item in labels.items():
+        for item, lines in zip(items, per_item, strict=True):
+            annotate(campaign, worker, item, {
+                "lines": [{"label": v, **({"rewrite": "R."} if v == "inconsistent" else {})}
+                          for v in lines], "summary_consistent": "consistent"})
+    rows = {(r["question"], r["part"]): r for r in
+            campaign_statistics(campaign=campaign, n_boot=0)["agreement"]}
+    assert ("lines", "label") in rows and ("lines", "1.label") not in rows
+    assert rows[("lines", "label")]["n_items"] == 4  # 2 items x 2 lines
+    assert rows[("lines", "label")]["level"] == "nominal"
