@@ -34,6 +34,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    """Rate-limit counters (the cache) start empty in each test: every test client is 127.0.0.1."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _celery_eager():
     """Tasks run in-process in tests, except where a test starts a real worker."""
     from annotate.celery import app
