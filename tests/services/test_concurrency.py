@@ -10,7 +10,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from campaigns.celery_tasks import task_expire_assignments
-from campaigns.errors import Conflict, NotLive, NoWorkAvailable
+from campaigns.errors import Conflict, NotLive, NoWorkAvailable, WorkerLimitReached
 from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item
 from campaigns.services.annotations import annotation_submit
 from campaigns.services.assignments import (
@@ -92,6 +92,25 @@ def test_many_workers_at_once_fill_every_item_exactly_k_times(owner):
     assert not repeated.exists()
     assert not Assignment.objects.filter(status="active").exists()
     assert not Item.objects.filter(control="attention").exclude(slots_taken=0).exists()
+
+
+def test_one_worker_in_many_tabs_never_passes_the_assignment_limit(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=3,
+                             max_assignments_per_worker=2)
+    make_items(campaign, 40)
+    limited = Counter()
+
+    def tab():
+        try:
+            work_until_done(campaign, "eager")()
+        except WorkerLimitReached:
+            limited["tabs"] += 1
+
+    run_threads([tab] * 16)
+    assert limited["tabs"] == 16
+    assert Assignment.objects.count() == 2
+    assert Assignment.objects.filter(status="submitted").count() == 2
+    assert Annotation.objects.count() == 2
 
 
 def test_concurrent_double_submits_store_each_answer_exactly_once(owner):
