@@ -6,12 +6,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Count, F, Q, Sum
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models import Count, F, FloatField, Q, Sum
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast, Coalesce, TruncDate
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, Campaign, Item
 from ..schema import SchemaInvalid, TaskSchema, parse_schema
+from ..schema.base import as_int
 
 SLIDER_BINS = 10
 NO_SYSTEM = "(no system)"
@@ -169,45 +171,81 @@ def _timing(campaign: Campaign) -> tuple[int, float | None]:
 def score_distributions(*, campaign: Campaign) -> list[Chart]:
     """Per question (per rubric criterion: the mean), how regular items' answers spread by system.
 
-    One streamed query over the annotations; memory holds only the counters.
+    Scales, choices, sliders and rubrics are counted by the database (one grouped query per
+    question, whatever the number of answers); per-line labels and flags, which are JSON lists,
+    are read key by key in a streamed query and counted here, with only the counters in memory.
     """
     try:
         schema = parse_schema(campaign.schema)
     except SchemaInvalid:
         return []
     counters: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    rows = (Annotation.objects.filter(campaign=campaign, item__control="")
-            .values_list("item__system", "answers").order_by())
+    answers = Annotation.objects.filter(campaign=campaign, item__control="").order_by()
     systems: set[str] = set()
-    for system, answers in rows.iterator(chunk_size=2000):
-        system = system or NO_SYSTEM
-        systems.add(system)
-        for question in schema.questions:
-            value = (answers or {}).get(question.id)
-            if value is not None:
-                _count(question, value, counters[question.id][system])
+    for q in schema.questions:
+        if q.kind in ("likert", "choice", "slider"):
+            rows = _grouped(answers, q.id, KT(f"answers__{q.id}"))
+        elif q.kind == "rubric":
+            rows = _rubric_rows(answers, q)
+        elif q.kind in ("lines", "flags"):
+            rows = ((system, value, 1) for system, value in answers.filter(
+                answers__has_key=q.id).values_list("item__system", f"answers__{q.id}")
+                .iterator(chunk_size=2000))
+        else:
+            continue
+        for system, value, n in rows:
+            system = system or NO_SYSTEM
+            systems.add(system)
+            _count(q, value, counters[q.id][system], n)
     return _charts(schema, counters, sorted(systems))
 
 
-def _count(question, value: Any, counter: Counter) -> None:
+def _grouped(answers, question_id: str, value) -> list[tuple[str, Any, int]]:
+    """(system, value, how many) for one answer key, counted by the database."""
+    rows = (answers.filter(answers__has_key=question_id)
+            .values(s=F("item__system"), v=value).annotate(n=Count("id")))
+    return [(r["s"], r["v"], r["n"]) for r in rows]
+
+
+def _rubric_rows(answers, q) -> list[tuple[str, Any, int]]:
+    """Sums per criterion and totals per system: ("#sums", {criterion: sum}, answers) rows and
+    ("total", total, count) rows, in two grouped queries."""
+    sums = {f"c{i}": Sum(Cast(KT(f"answers__{q.id}__{c.id}"), FloatField()))
+            for i, c in enumerate(q.criteria)}
+    rows = (answers.filter(answers__has_key=q.id).values(s=F("item__system"))
+            .annotate(n=Count("id"), **sums))
+    out: list[tuple[str, Any, int]] = [
+        (r["s"], {"#sums": {c.id: r[f"c{i}"] or 0 for i, c in enumerate(q.criteria)}}, r["n"])
+        for r in rows]
+    out += [(s, {"#total": v}, n)
+            for s, v, n in _grouped(answers, q.id, KT(f"answers__{q.id}__total"))]
+    return out
+
+
+def _count(question, value: Any, counter: Counter, n: int = 1) -> None:
     kind = question.kind
+    if value is None:
+        return
     if kind in ("likert", "choice"):
-        counter[str(value)] += 1
+        counter[str(value)] += n
     elif kind == "slider":
         span = (question.max - question.min) or 1
-        counter[min(int((float(value) - question.min) / span * SLIDER_BINS), SLIDER_BINS - 1)] += 1
+        position = (float(value) - question.min) / span * SLIDER_BINS
+        counter[min(max(int(position), 0), SLIDER_BINS - 1)] += n
     elif kind == "lines" and isinstance(value, list):
         counter.update(str(entry.get("label")) for entry in value if isinstance(entry, dict))
     elif kind == "flags" and isinstance(value, dict):
         counter.update(str(v) for v in value.get("selected", []))
         if value.get("other"):
             counter["other"] += 1
-    elif kind == "rubric" and isinstance(value, dict):
-        counter["#answers"] += 1
-        for part, score in value.items():
-            if isinstance(score, int | float):
-                counter[part] += score
-        counter[("total", value.get("total"))] += 1
+    elif kind == "rubric" and "#sums" in value:
+        counter["#answers"] += n
+        for part, total in value["#sums"].items():
+            counter[part] += total
+    elif kind == "rubric" and "#total" in value:
+        total = as_int(value["#total"])
+        if total is not None:
+            counter[("total", total)] += n
 
 
 def _charts(schema: TaskSchema, counters, systems: list[str]) -> list[Chart]:

@@ -92,3 +92,35 @@ def test_progress_is_also_available_on_its_own(owner, campaign):
     add_items(campaign, 2)
     overall, per_system = campaign_progress(campaign=campaign)
     assert overall.wanted == 6 and overall.remaining == 6 and len(per_system) == 2
+
+
+@pytest.mark.parametrize("schema", [RUBRIC_SCHEMA, TRANSLATION_SCHEMA], ids=["rubric", "slider"])
+def test_the_counts_made_by_the_database_match_the_stored_answers(owner, schema):
+    from collections import Counter, defaultdict
+
+    from campaigns.models import Annotation, Item
+
+    campaign = make_campaign(owner=owner, schema=schema)
+    for i in range(4):
+        Item.objects.create(campaign=campaign, external_id=f"i{i}", system=f"s{i % 2}",
+                            data={"answer": "x", "source": "s", "translation": "t"},
+                            slots_wanted=3)
+    simulate(campaign, workers=8, rng=random.Random(11))
+    expected = defaultdict(Counter)
+    sums = defaultdict(Counter)
+    for a in Annotation.objects.filter(campaign=campaign).select_related("item"):
+        first = schema["questions"][0]
+        value = a.answers[first["id"]]
+        if first["kind"] == "rubric":
+            sums[a.item.system]["n"] += 1
+            for criterion, score in value.items():
+                sums[a.item.system][criterion] += score
+        else:
+            expected[a.item.system][min(int(value // 10), 9)] += 1
+    chart = campaign_dashboard(campaign=campaign).charts[0]
+    for system, values in chart.series.items():
+        if schema is RUBRIC_SCHEMA:
+            n = sums[system]["n"]
+            assert values == [round(sums[system][f"C{k}"] / n, 2) for k in range(1, 16)]
+        else:
+            assert values == [expected[system][b] for b in range(10)]
