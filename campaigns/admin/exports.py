@@ -19,6 +19,14 @@ class ExportJobAdmin(CampaignScopedAdmin):
               "requested_by", "created_at", "started_at", "finished_at", "download")
     readonly_fields = fields
 
+    def changelist_view(self, request, extra_context=None):
+        # While a visible job is queued or running, the list refreshes itself (a meta refresh:
+        # no script) so progress moves on screen.
+        in_flight = self.get_queryset(request).filter(
+            status__in=(ExportJob.Status.QUEUED, ExportJob.Status.RUNNING)).exists()
+        return super().changelist_view(
+            request, {**(extra_context or {}), "jobs_in_flight": in_flight})
+
     # Jobs are requested from the campaign (dashboard button or list action), never typed in.
     def has_add_permission(self, request):
         return False

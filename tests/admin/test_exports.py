@@ -73,3 +73,15 @@ def test_the_statistics_page_options_reach_the_export_job(researcher_client, ans
     job = ExportJob.objects.get(campaign=answered)
     assert job.format == "analysis-csv"
     assert job.options.get("exclude_flagged") is True
+
+
+def test_the_job_list_refreshes_itself_only_while_jobs_run(researcher_client, campaign):
+    url = reverse("admin:campaigns_exportjob_changelist")
+    job = ExportJob.objects.create(campaign=campaign, status="running", rows_written=5,
+                                   rows_total=20)
+    text = researcher_client.get(url).content.decode()
+    assert '<meta http-equiv="refresh" content="5">' in text
+    assert "5 / 20 (25%)" in text
+    job.status = "done"
+    job.save()
+    assert 'http-equiv="refresh"' not in researcher_client.get(url).content.decode()
