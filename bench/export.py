@@ -161,6 +161,7 @@ def run_child(fmt: str) -> dict:
     result = json.loads(out.decode().strip().splitlines()[-1])
     result["process_seconds"] = time.perf_counter() - started
     result["peak_rss_mb"] = usage.ru_maxrss / 1024  # KiB on Linux
+    result["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     return result
 
 
@@ -207,7 +208,7 @@ def main() -> None:
               f"{r['bytes'] / 1e6:.0f} MB, {ratio:.2f}x COPY "
               f"[{'ok' if ratio <= 2 else 'over'} <= 2x], peak RSS {r['peak_rss_mb']:.0f} MB "
               f"[{'ok' if r['peak_rss_mb'] < 250 else 'over'} < 250 MB], "
-              f"process {r['process_seconds']:.2f}s")
+              f"process {r['process_seconds']:.2f}s wall, {r['cpu_seconds']:.2f}s CPU")
 
 
 if __name__ == "__main__":

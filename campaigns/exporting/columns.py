@@ -38,7 +38,7 @@ SOURCE_FIELDS = (
     "control_passed",
 )
 ANSWERS = len(SOURCE_FIELDS)
-# Read as ISO 8601 text, formatted by the database.
+# Read as UTC text written by the database (see source.UtcText).
 TIMESTAMP_FIELDS = frozenset(
     {"assignment__started_at", "assignment__submitted_at", "created_at", "updated_at"}
 )
@@ -136,7 +136,16 @@ class ColumnPlan:
         cells = [*row[0:4], self.pseudonym(row[4], row[5], row[6]), row[5]]
         if self.raw_worker_ids:
             cells.append(row[6])
-        cells += row[7:ANSWERS]
+        cells += row[7:13]
+        started, submitted, created, updated = row[13:17]  # UTC text, made ISO 8601 here
+        cells += (
+            f"{started[:10]}T{started[11:]}+00:00" if started else None,
+            f"{submitted[:10]}T{submitted[11:]}+00:00" if submitted else None,
+            f"{created[:10]}T{created[11:]}+00:00" if created else None,
+            f"{updated[:10]}T{updated[11:]}+00:00" if updated else None,
+            row[17],
+            row[18],
+        )
         return cells
 
     def atoms(self, answers: Any) -> Iterator[tuple[str, str, Any]]:

@@ -18,13 +18,14 @@ from typing import IO, Any, TextIO
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import storages
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from kombu.exceptions import KombuError
 
 from ..errors import ServiceError
 from ..exporting import FORMATS, annotation_chunks, export_scope, line_counts, plan_columns
+from ..exporting.readahead import read_ahead, read_ahead_possible
 from ..exporting.source import CHUNK_SIZE
 from ..models import Campaign, ExportJob
 from ..schema import SchemaInvalid, parse_schema
@@ -180,7 +181,7 @@ def _run(job: ExportJob) -> None:
     campaign = job.campaign
     compress = bool(job.options.get("gzip"))
     with tempfile.TemporaryFile() as raw:
-        with _text_stream(raw, compress=compress) as stream:
+        with _text_stream(raw, compress=compress) as stream, _progress_without_flush_waits():
             if job.format in ANALYSIS_FORMATS:
                 written, extension = _write_analysis(job, stream), ANALYSIS_FORMATS[job.format]
             else:
@@ -208,7 +209,10 @@ def _write_annotations(job: ExportJob, stream: TextIO) -> int:
     writer = FORMATS[job.format](stream, plan)
     writer.begin()
     written = 0
-    for rows in annotation_chunks(scope, chunk_size=chunk_size()):
+    def chunks():
+        return annotation_chunks(scope, chunk_size=chunk_size())
+
+    for rows in read_ahead(chunks) if read_ahead_possible() else chunks():
         writer.write_chunk(rows)
         written += len(rows)
         _progress(job, rows_written=written)
@@ -254,6 +258,26 @@ def _text_stream(raw: IO[bytes], *, compress: bool) -> Iterator[TextIO]:
         text.detach()  # leave `raw` open for storing
         if compress:
             binary.close()
+
+
+@contextmanager
+def _progress_without_flush_waits() -> Iterator[None]:
+    # A progress UPDATE per chunk is hundreds of commits; on PostgreSQL each would wait for its
+    # WAL flush. Progress may be lost in a crash without harm (the run restarts from scratch),
+    # so this session skips the wait until the run is written; the final "done" waits again.
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off")
+    try:
+        yield
+    finally:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("RESET synchronous_commit")
+        except DatabaseError:  # the connection is gone; a new one starts with the default
+            pass
 
 
 def _file_name(job: ExportJob, campaign: Campaign, extension: str, compress: bool) -> str:

@@ -2,6 +2,7 @@
 import csv
 import io
 import json
+from datetime import datetime
 
 import pytest
 
@@ -42,6 +43,17 @@ def test_every_csv_row_carries_the_item_system_worker_assignment_and_times(rated
     assert first["seconds_spent"] == "12.5"
     assert (first["control"], first["control_passed"]) == ("", "")
     assert (second["control"], second["control_passed"]) == ("attention", "false")
+
+
+def test_times_are_iso_8601_in_utc_and_exact(owner, export):
+    campaign = make_campaign(owner=owner)
+    annotation = make_annotation(campaign, answers={"coherence": 1, "sentiment": 1})
+    _, text = export(campaign, "jsonl")
+    record = json.loads(text)
+    assert record["created_at"].endswith("+00:00") and "T" in record["created_at"]
+    assert datetime.fromisoformat(record["created_at"]) == annotation.created_at
+    assert datetime.fromisoformat(record["submitted_at"]) == annotation.assignment.submitted_at
+    assert datetime.fromisoformat(record["started_at"]) == annotation.assignment.started_at
 
 
 def test_a_formula_in_an_answer_is_neutralised_in_csv_but_kept_as_is_in_json(rated, export):
