@@ -10,6 +10,7 @@ pytestmark = pytest.mark.django_db
 TEMPLATE_ROOTS = [Path(settings.BASE_DIR) / "templates", Path(settings.BASE_DIR) / "campaigns"]
 INLINE_SCRIPT = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>", re.IGNORECASE)
 EVENT_HANDLER = re.compile(r"<[^>]+\son[a-z]+\s*=", re.IGNORECASE)
+INLINE_STYLE = re.compile(r"<style[\s>]|\sstyle\s*=", re.IGNORECASE)
 JS_URL = re.compile(r"""(?:href|src|action)\s*=\s*["']?\s*javascript:""", re.IGNORECASE)
 
 
@@ -74,3 +75,8 @@ def test_no_template_contains_an_inline_script_or_event_handler():
     assert templates
     for path in templates:
         assert_no_inline_script(path.read_text(encoding="utf-8"), str(path))
+
+
+def test_no_template_contains_inline_styles_which_style_src_self_blocks():
+    for path in (p for root in TEMPLATE_ROOTS for p in root.rglob("*.html")):
+        assert not INLINE_STYLE.search(path.read_text(encoding="utf-8")), f"inline style: {path}"
