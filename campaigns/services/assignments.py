@@ -149,15 +149,16 @@ def assignment_claim(*, campaign: Campaign, worker: Worker,
         raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
     if not campaign.is_live:
         raise NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status), NOT_LIVE_MESSAGES["closed"]))
+    ids = _clean_platform_ids(platform_ids or {})
     now = timezone.now()
     expired_now = _expire_lazily(campaign, now)
     try:
-        return _claim(campaign, worker, now, platform_ids or {})
+        return _claim(campaign, worker, now, ids)
     except NoWorkAvailable:
         # Overdue assignments may hold the only items left: free them, then try once more.
         if expired_now or not assignments_expire(now=now, campaign=campaign):
             raise
-        return _claim(campaign, worker, now, platform_ids or {})
+        return _claim(campaign, worker, now, ids)
 
 
 def _expire_lazily(campaign: Campaign, now: datetime) -> bool:
@@ -184,7 +185,7 @@ def _claim(campaign: Campaign, worker: Worker, now: datetime,
         current = (Assignment.objects.filter(worker=worker, status=OPEN, deadline__gt=now)
                    .order_by("-id").first())
         if current is not None:  # a returning worker resumes where they were
-            return current
+            return _update_platform_ids(current, platform_ids)
         _check_worker_limit(campaign, worker, now)
         regular = _take_regular_items(campaign, worker)
         controls = _pick_control_items(campaign, worker)
@@ -321,18 +322,34 @@ def _control_pool(campaign: Campaign, *, fresh: bool = False) -> dict[str, list[
     return pool
 
 
-def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
-                       controls: list[int], now: datetime, platform_ids: dict) -> Assignment:
+def _clean_platform_ids(platform_ids: dict) -> dict[str, str]:
     unknown = set(platform_ids) - set(PLATFORM_ID_FIELDS)
     if unknown:
         raise ServiceError(f"Unknown platform ids: {', '.join(sorted(unknown))}.",
                            code="unknown_platform_ids")
+    return {key: str(value or "")[:Assignment._meta.get_field(key).max_length]
+            for key, value in platform_ids.items()}
+
+
+def _update_platform_ids(assignment: Assignment, platform_ids: dict) -> Assignment:
+    """A resumed assignment takes the platform's current ids (e.g. the worker accepted the
+    HIT again on MTurk: the completion form must post the new assignmentId)."""
+    changed = {key: value for key, value in platform_ids.items()
+               if value and getattr(assignment, key) != value}
+    if changed:
+        for key, value in changed.items():
+            setattr(assignment, key, value)
+        assignment.save(update_fields=list(changed))
+    return assignment
+
+
+def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
+                       controls: list[int], now: datetime, platform_ids: dict) -> Assignment:
     assignment = Assignment.objects.create(
         campaign=campaign,
         worker=worker,
         deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
-        **{key: str(value or "")[:Assignment._meta.get_field(key).max_length]
-           for key, value in platform_ids.items()},
+        **platform_ids,
     )
     order = list(regular)
     for pk in controls:  # each control item at a random position among the regular ones

@@ -207,6 +207,15 @@ def test_platform_ids_are_stored_on_the_new_assignment(campaign):
         "S1", "X9", "https://workersandbox.mturk.com")
 
 
+def test_a_resumed_assignment_takes_the_platforms_new_ids(campaign):
+    make_items(campaign, 1)
+    first = claim(campaign, platform_ids={"mturk_assignment_id": "A1", "mturk_hit_id": "H1"})
+    again = claim(campaign, platform_ids={"mturk_assignment_id": "A2", "mturk_hit_id": ""})
+    assert again == first
+    again.refresh_from_db()
+    assert (again.mturk_assignment_id, again.mturk_hit_id) == ("A2", "H1")
+
+
 def test_unknown_platform_ids_are_refused_and_take_no_slot(campaign):
     make_items(campaign, 1)
     with pytest.raises(ServiceError):
