@@ -46,9 +46,14 @@ class Chart:
     series: dict[str, list[float]] = field(default_factory=dict)
     kind: str = "count"  # "count" (how many answers) or "mean" (average score)
 
+    @property
+    def wide(self) -> bool:
+        """Many categories, or long names (drawn as horizontal bars): give it the full width."""
+        return len(self.labels) > 8 or any(len(label) > 14 for label in self.labels)
+
     def as_json(self) -> dict[str, Any]:
         return {"question": self.question, "title": self.title, "labels": self.labels,
-                "kind": self.kind, "wide": len(self.labels) > 8,
+                "kind": self.kind, "wide": self.wide,
                 "series": [{"label": s, "data": d} for s, d in self.series.items()]}
 
 

@@ -43,6 +43,7 @@
       });
       // Long category names read better down the side than slanted under the axis.
       const sideways = chart.labels.some(function (l) { return l.length > 14; });
+      // (the same rule as Chart.wide in campaigns/selectors/dashboard.py)
       const value = { beginAtZero: true,
                       title: { display: true, text: chart.kind === "mean" ? "mean score" : "answers" } };
       bar(canvas, chart.labels, datasets, sideways
