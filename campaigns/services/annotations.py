@@ -49,7 +49,8 @@ def _slot_locking_assignment(assignment: Assignment, position: int) -> Assignmen
     slots = (AssignmentItem.objects.filter(assignment_id=assignment.pk, position=position)
              .select_related("item", "assignment"))
     if connection.features.has_select_for_update:
-        slots = slots.select_for_update(of=("assignment",), no_key=True)
+        slots = slots.select_for_update(of=("assignment",),
+                                        no_key=connection.vendor == "postgresql")
     else:  # SQLite: take the database write lock first (writers are serialised)
         Assignment.objects.filter(pk=assignment.pk).update(id=F("id"))
     slot = slots.first()
