@@ -91,6 +91,19 @@ class CampaignAdmin(admin.ModelAdmin):
         return allowed and (obj is None or request.user.is_superuser
                             or obj.owner_id == request.user.pk)
 
+    def get_deleted_objects(self, objs, request):
+        # Items, workers and answers cannot be deleted one by one (their counters belong to the
+        # services), but deleting a campaign, which only its owner may do, takes them along: the
+        # confirmation page lists them all.
+        deleted, counts, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
+
+    def delete_queryset(self, request, queryset):
+        # The bulk "delete selected" action checks the model permission only, not each row.
+        if not request.user.is_superuser and queryset.exclude(owner=request.user).exists():
+            raise PermissionDenied("Only a campaign's owner may delete it.")
+        super().delete_queryset(request, queryset)
+
     def get_readonly_fields(self, request, obj=None):
         fields = ["status", "worker_link", "instructions_preview", "examples_preview",
                   "consent_preview", "mturk_note"]

@@ -117,3 +117,18 @@ def test_the_duplicate_action_and_button_create_drafts(researcher_client, campai
     second = Campaign.objects.get(slug=f"{campaign.slug}-copy-2")
     assert response.status_code == 302
     assert response["Location"] == reverse("admin:campaigns_campaign_change", args=[second.pk])
+
+
+def test_the_owner_can_delete_a_campaign_with_its_results(researcher_client, campaign):
+    from campaigns.models import Annotation
+    from tests.admin.simulate import simulate
+
+    add_items(campaign, 2)
+    simulate(campaign, workers=1)
+    url = reverse("admin:campaigns_campaign_delete", args=[campaign.pk])
+    page = researcher_client.get(url)
+    assert page.status_code == 200 and b"Annotations: 1" in page.content
+    response = researcher_client.post(url, {"post": "yes"})
+    assert response.status_code == 302
+    assert not Campaign.objects.filter(pk=campaign.pk).exists()
+    assert not Annotation.objects.exists()

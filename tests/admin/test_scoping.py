@@ -95,6 +95,10 @@ def test_a_collaborator_sees_and_changes_the_campaign_but_cannot_delete_it(
         assert other_client.get(url).status_code in (200, 302), url
     assert other_client.get(reverse("admin:campaigns_campaign_delete",
                                     args=[studied.pk])).status_code == 403
+    bulk = other_client.post(reverse("admin:campaigns_campaign_changelist"), {
+        "action": "delete_selected", "_selected_action": [studied.pk], "post": "yes"})
+    assert bulk.status_code == 403
+    assert Campaign.objects.filter(pk=studied.pk).exists()
 
 
 def test_a_user_without_model_permissions_gets_403(client, django_user_model, studied):
