@@ -106,11 +106,20 @@ def assignment_entries(*, assignment: Assignment) -> list[AssignmentEntry]:
 
 
 def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage | None:
-    """The item at `position` with its saved answers and the progress, or None (3 queries)."""
+    """The item at `position` with its saved answers and the progress, or None.
+
+    Two queries (progress, then the item); a third loads the answers only when there are some.
+    """
+    progress = assignment_progress(assignment=assignment)
+    if not 1 <= position <= progress.total:
+        return None
     slot = (AssignmentItem.objects.filter(assignment=assignment, position=position)
             .select_related("item").first())
     if slot is None:
         return None
-    annotation = Annotation.objects.filter(assignment=assignment, item_id=slot.item_id).first()
+    annotation = None
+    if position in progress.answered_positions:
+        annotation = Annotation.objects.filter(assignment=assignment,
+                                               item_id=slot.item_id).first()
     entry = AssignmentEntry(slot.position, slot.item, annotation)
-    return AssignmentPage(entry=entry, progress=assignment_progress(assignment=assignment))
+    return AssignmentPage(entry=entry, progress=progress)

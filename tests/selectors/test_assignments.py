@@ -60,11 +60,14 @@ def test_progress_counts_answered_items_and_finds_the_next_one(assignment,
     assert (str(progress), progress.next_position, progress.complete) == ("3 of 3", None, True)
 
 
-def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment):
-    page = assignment_page(assignment=assignment, position=2)
+def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment,
+                                                            django_assert_num_queries):
+    with django_assert_num_queries(3):
+        page = assignment_page(assignment=assignment, position=2)
     assert page.entry.annotation.answers == ANSWERS
     assert (page.previous_position, page.following_position) == (1, 3)
-    first = assignment_page(assignment=assignment, position=1)
+    with django_assert_num_queries(2):  # nothing saved yet: no query for the answers
+        first = assignment_page(assignment=assignment, position=1)
     assert first.entry.annotation is None and first.previous_position is None
     assert assignment_page(assignment=assignment, position=3).following_position is None
     assert assignment_page(assignment=assignment, position=4) is None
