@@ -19,8 +19,11 @@ from .pagination import PAGE_PARAMETERS, ApiCursorPagination, paginated
 from .permissions import campaign_for
 from .serializers import reject_unstorable, validated
 
-# PostgreSQL cannot store NUL characters or unpaired surrogates (raw or as JSON escapes).
-_UNSTORABLE = re.compile(rb"\x00|\\u0000|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+# PostgreSQL cannot store NUL characters or unpaired surrogates, raw or as JSON escapes
+# (a surrogate *pair* such as "\ud83d\ude00", an escaped emoji, is fine).
+_HIGH, _LOW = rb"\\u[dD][89abAB][0-9a-fA-F]{2}", rb"\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_UNSTORABLE = re.compile(rb"\x00|\\u0000|" + _HIGH + rb"(?!" + _LOW + rb")|(?<!" + _HIGH + rb")"
+                         + _LOW)
 
 ITEMS_JSON_SCHEMA = {
     "type": "array",

@@ -64,6 +64,20 @@ def test_a_nul_character_in_a_file_is_rejected_before_the_database(api, campaign
     assert "NUL" in response.json()["message"]
 
 
+def test_an_escaped_emoji_is_stored_but_a_lone_surrogate_escape_is_not(api, campaign):
+    emoji = SimpleUploadedFile("items.jsonl", json.dumps(
+        {"id": "e1", "prompt": "Nice \U0001F600", "completion": "x"}).encode())
+    response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": emoji},
+                        format="multipart")
+    assert response.status_code == 201, response.json()
+    assert campaign.items.get().data["prompt"] == "Nice \U0001F600"
+    lone = SimpleUploadedFile("items.jsonl",
+                              b'{"id": "e2", "prompt": "\\ud800", "completion": "x"}')
+    response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": lone},
+                        format="multipart")
+    assert response.status_code == 400 and "surrogates" in response.json()["message"]
+
+
 def test_a_body_that_is_not_a_list_is_a_400(api, campaign):
     response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"id": "x"},
                         format="json")
