@@ -58,8 +58,9 @@ class ItemAdmin(CampaignScopedAdmin):
                    FillFilter)
     search_fields = ("external_id", "system")
     list_select_related = ("campaign",)
-    fields = ("campaign", "external_id", "system", "control", "data_pretty", "gold_pretty",
-              "gold_tolerance", "slots_wanted", "slots_taken", "annotations_done", "created_at")
+    fields = ("campaign", "external_id", "system", "control", "preview_link", "data_pretty",
+              "gold_pretty", "gold_tolerance", "slots_wanted", "slots_taken", "annotations_done",
+              "created_at")
     readonly_fields = fields
     actions = None
 

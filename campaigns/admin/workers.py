@@ -74,6 +74,7 @@ class WorkerAdmin(ReadOnlyAdmin):
     @admin.display(description="Assignments, timings and checks")
     def activity(self, obj):
         return render_to_string("admin/campaigns/worker/activity.html", {
+            "worker": obj,
             "rows": worker_assignments(worker=obj),
             "controls": worker_control_outcomes(worker=obj),
         })

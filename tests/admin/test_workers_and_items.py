@@ -28,6 +28,10 @@ def test_the_worker_page_lists_assignments_timings_and_check_outcomes(researcher
     assert "attn-1" in text
     assert ("passed" if outcome else "failed") in text
     assert "Pseudonym in exports" in text
+    answers = reverse("admin:campaigns_annotation_changelist")
+    assert f"{answers}?worker__id__exact={worker.pk}" in text
+    listed = researcher_client.get(answers, {"worker__id__exact": worker.pk})
+    assert listed.context["cl"].result_count == 2
 
 
 def test_the_worker_list_counts_assignments_and_filters_by_platform(researcher_client, campaign):
