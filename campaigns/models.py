@@ -223,6 +223,8 @@ class Assignment(models.Model):
             # so finding the overdue ones stays cheap however many were submitted.
             models.Index(fields=["deadline"], name="assignment_active_deadline",
                          condition=Q(status="active")),
+            # Checking a code a worker reports (completion_code_verify).
+            models.Index(fields=["campaign", "completion_code"], name="assignment_code"),
         ]
 
     def __str__(self) -> str:
