@@ -16,30 +16,34 @@ COLUMNS = ["judge", "question", "part", "level", "n_items", "exact_agreement", "
            "mean_human", "mean_judge", "mean_difference", "spearman", "spearman_p"]
 
 
-def _consensus_value(values: pd.Series, level: str):
-    """Nominal: the most frequent value (the smallest on a tie); ordinal: the lower median
-    (stays on the scale); interval: the mean."""
+def _consensus(group: pd.DataFrame, level: str) -> pd.DataFrame:
+    """Per item of one part. Nominal: the most frequent value (the smallest on a tie);
+    ordinal: the lower median (stays on the scale); interval: the mean. Vectorised."""
+    keys = [*KEYS, "item"]
     if level == "nominal":
-        counts = values.astype(str).value_counts()
-        return sorted(counts.index[counts == counts.max()])[0]
-    ordered = np.sort(values.astype(float).to_numpy())
-    if level == "ordinal":
-        return float(ordered[(len(ordered) - 1) // 2])
-    return float(ordered.mean())
+        counts = group.assign(value=group["value"].astype(str)).groupby(
+            [*keys, "value"], sort=False).size().rename("n").reset_index()
+        counts = counts.sort_values([*keys, "n", "value"], ascending=[True] * 3 + [False, True])
+        return counts.drop_duplicates(keys)[[*keys, "value"]]
+    numbers = group.assign(value=group["value"].astype(float))
+    if level != "ordinal":
+        return numbers.groupby(keys, sort=False, as_index=False)["value"].mean()
+    ordered = numbers.sort_values([*keys, "value"])
+    position = ordered.groupby(keys, sort=False).cumcount()
+    size = ordered.groupby(keys, sort=False)["value"].transform("size")
+    return ordered[position == (size - 1) // 2][[*keys, "value"]]
 
 
 def human_consensus(frame: pd.DataFrame, levels: dict) -> pd.DataFrame:
     """One consensus value per (question, part, item) over the human workers."""
-    rows = []
-    for (question, part, item), group in frame.dropna(subset=["value"]).groupby(
-        [*KEYS, "item"], sort=False
-    ):
+    parts = []
+    for (question, part), group in frame.dropna(subset=["value"]).groupby(KEYS, sort=False):
         level = levels.get((question, part))
-        if level is None:
-            continue
-        rows.append({"question": question, "part": part, "item": item,
-                     "value": _consensus_value(group["value"], level)})
-    return pd.DataFrame(rows, columns=[*KEYS, "item", "value"])
+        if level is not None:
+            parts.append(_consensus(group[[*KEYS, "item", "value"]], level))
+    if not parts:
+        return pd.DataFrame(columns=[*KEYS, "item", "value"])
+    return pd.concat(parts, ignore_index=True)
 
 
 def _paired(consensus: pd.DataFrame, judges: pd.DataFrame) -> pd.DataFrame:

@@ -351,8 +351,12 @@ def _human_tables(humans: pd.DataFrame, n_boot: int) -> dict[str, pd.DataFrame]:
 
 
 def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame) -> dict:
-    rated = humans[humans["rated"] & humans["control"].eq("")]
     judged = llm[llm["rated"] & llm["control"].eq("")].assign(worker=lambda f: f["worker_name"])
+    if judged.empty:
+        return {"judges": pd.DataFrame(columns=judges.COLUMNS), "confusion": [],
+                "judged_items": []}
+    rated = humans[humans["rated"] & humans["control"].eq("") & humans["item"].isin(
+        judged["item"])]
     levels = _levels(rated)
     consensus = judges.human_consensus(rated, levels)
     return {
