@@ -200,6 +200,9 @@ def _check_rows(campaign: Campaign, schema: TaskSchema, rows: list[JudgmentRow])
 def _judge_assignment(campaign: Campaign, platform: str, name: str) -> Assignment:
     worker, _ = Worker.objects.get_or_create(campaign=campaign, platform=platform,
                                              platform_id=name)
+    # Two imports of the same judge at once would each create an assignment (and annotate
+    # the same items twice): the worker's row lock makes them take turns.
+    Worker.objects.select_for_update().filter(pk=worker.pk).first()
     assignment = (Assignment.objects.select_for_update()
                   .filter(campaign=campaign, worker=worker,
                           status=Assignment.Status.SUBMITTED).order_by("id").first())

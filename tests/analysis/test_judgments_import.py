@@ -93,3 +93,37 @@ def test_expert_scores_can_be_imported_as_a_human_worker(rubric):
     assert Worker.objects.get().platform == "account"
     with pytest.raises(ImportRejected, match="unknown platform"):
         judgments_import(campaign=rubric, rows=[], platform="human")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_imports_of_one_judge_share_one_assignment(owner):
+    import threading
+
+    from django.db import connection
+
+    campaign = make_campaign(owner=owner, schema=RUBRIC_SCHEMA)
+    for n in range(1, 4):
+        add_item(campaign, f"a{n}")
+    # The judge exists already (an earlier import was deleted): nothing else serialises them.
+    Worker.objects.create(campaign=campaign, platform="llm", platform_id="gpt-4")
+    rows = [JudgmentRow(n, f"a{n}", "gpt-4", ALL_ONES) for n in range(1, 4)]
+    barrier, errors = threading.Barrier(4), []
+
+    def run():
+        try:
+            barrier.wait()
+            judgments_import(campaign=campaign, rows=rows)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert Assignment.objects.filter(worker__platform_id="gpt-4").count() == 1
+    assert Annotation.objects.count() == 3
