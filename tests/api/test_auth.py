@@ -1,7 +1,5 @@
 """Who the API lets in: researchers by token or session; nobody by an assignment token."""
 import pytest
-from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests.factories import make_campaign
@@ -79,24 +77,3 @@ def test_a_superuser_sees_every_campaign(django_user_model, owner):
     client = APIClient()
     client.force_authenticate(root)
     assert len(client.get("/api/campaigns/").json()["results"]) == 1
-
-
-def test_api_token_prints_the_same_token_each_time(owner, capsys):
-    call_command("api_token", "alice")
-    first = capsys.readouterr().out.strip()
-    call_command("api_token", "alice")
-    assert capsys.readouterr().out.strip() == first == Token.objects.get(user=owner).key
-
-
-def test_api_token_rotate_replaces_the_token(owner, capsys):
-    old = Token.objects.create(user=owner).key
-    call_command("api_token", "alice", "--rotate")
-    assert capsys.readouterr().out.strip() not in ("", old)
-    assert Token.objects.filter(user=owner).count() == 1
-
-
-def test_api_token_names_an_unknown_user(db):
-    from django.core.management.base import CommandError
-
-    with pytest.raises(CommandError, match="No user named 'nobody'"):
-        call_command("api_token", "nobody")

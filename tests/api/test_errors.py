@@ -3,7 +3,6 @@ import pytest
 from rest_framework.test import APIClient
 
 from campaigns.api.errors import exception_handler
-from campaigns.api.throttling import TokenRateThrottle
 from campaigns.errors import NotLive
 from campaigns.importing import ImportRejected, RowError
 from campaigns.schema import AnswerInvalid, SchemaInvalid, SchemaIssue
@@ -39,22 +38,6 @@ def test_an_unknown_field_is_a_400_naming_it(api, campaign):
     response = api.patch(f"/api/campaigns/{campaign.slug}/", {"nmae": "typo"}, format="json")
     assert response.status_code == 400
     assert response.json()["extra"]["fields"] == {"nmae": ["Unknown field."]}
-
-
-def test_token_requests_over_the_rate_get_429_with_retry_after(api, campaign, monkeypatch):
-    monkeypatch.setattr(TokenRateThrottle, "THROTTLE_RATES", {"token": "2/min"})
-    for _ in range(2):
-        assert api.get("/api/campaigns/").status_code == 200
-    response = api.get("/api/campaigns/")
-    assert response.status_code == 429
-    assert response.json()["extra"]["code"] == "throttled"
-    assert int(response["Retry-After"]) == response.json()["extra"]["wait_seconds"] > 0
-
-
-def test_session_requests_are_not_throttled(client, owner, monkeypatch):
-    monkeypatch.setattr(TokenRateThrottle, "THROTTLE_RATES", {"token": "1/min"})
-    client.force_login(owner)
-    assert [client.get("/api/campaigns/").status_code for _ in range(3)] == [200] * 3
 
 
 @pytest.mark.parametrize(("exc", "status", "extra"), [
