@@ -26,9 +26,10 @@
       const c = data.scores[Number(canvas.dataset.scoreChart)];
       if (!c) return;
       chart(canvas, "bar", c.labels, [
-        { label: c.title + ": mean", data: c.mean, backgroundColor: BLUE },
-        { label: "95% CI", data: c.ci, backgroundColor: "rgba(230,159,0,0.45)", grouped: false,
-          barPercentage: 0.3 },
+        // A higher order is drawn first: the CI (a floating [low, high] bar) goes on top.
+        { label: c.title + ": mean", data: c.mean, backgroundColor: BLUE, order: 2 },
+        { label: "95% CI", data: c.ci, backgroundColor: "rgba(213,94,0,0.75)", grouped: false,
+          barPercentage: 0.15, order: 1 },
       ]);
     });
     document.querySelectorAll("canvas[data-judge-chart]").forEach(function (canvas) {
