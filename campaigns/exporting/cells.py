@@ -6,7 +6,9 @@ from typing import Any
 
 # A cell starting with one of these is run as a formula by Excel, LibreOffice or Sheets.
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
-FORMULA_START = frozenset(FORMULA_TRIGGERS)
+# In formatted CSV text: a field starting like a formula, right after a delimiter, a line break
+# or an opening quote (inside a quoted field, a look-alike may also match: that is only a hint).
+FORMULA_AT_FIELD_START = re.compile(r'(?:\A|[,\n])"?[=+\-@\t\r]')
 # ... unless the whole cell is a plain number ("-3", "+1.5e3"): a spreadsheet reads that as data.
 PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -34,10 +36,3 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, int | float):
         return value
     return neutralise(json.dumps(value, ensure_ascii=False, sort_keys=True))
-
-
-def json_value(value: Any) -> Any:
-    """json.dumps's `default`: datetimes as ISO 8601 text."""
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")

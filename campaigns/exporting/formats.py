@@ -7,7 +7,7 @@ from typing import ClassVar, TextIO
 
 import orjson
 
-from .cells import FORMULA_START, csv_cell, neutralise
+from .cells import FORMULA_AT_FIELD_START, neutralise
 from .columns import ANSWERS, LONG_COLUMNS, ColumnPlan
 
 BOOL_TEXT = {True: "true", False: "false", None: None}
@@ -33,10 +33,24 @@ class ExportWriter:
         pass
 
     def write_rows(self, rows: list[list]) -> None:
-        """CSV rows, formatted into memory per chunk and written to the stream in one call."""
-        buffer = io.StringIO()
-        csv.writer(buffer, lineterminator="\n").writerows(rows)
-        self.stream.write(buffer.getvalue())
+        """CSV rows with formula-looking text neutralised, formatted per chunk, written at once.
+
+        Checking every cell in Python would cost more than formatting the CSV; instead the
+        formatted text is searched once (in C) for a field starting like a formula. Only when
+        there is one (or a look-alike inside a quoted field) are the cells checked one by one.
+        """
+        text = _csv_text(rows)
+        if FORMULA_AT_FIELD_START.search(text):
+            text = _csv_text(
+                [[neutralise(v) if type(v) is str else v for v in row] for row in rows]
+            )
+        self.stream.write(text)
+
+
+def _csv_text(rows: list[list]) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    return buffer.getvalue()
 
 
 class CsvWriter(ExportWriter):
@@ -55,12 +69,7 @@ class CsvWriter(ExportWriter):
             cells = meta(row)
             cells[passed] = BOOL_TEXT[cells[passed]]
             cells += wide(loads(row[ANSWERS]))
-            # Inline check (this runs per cell): only text starting like a formula is touched;
-            # None is written as an empty cell by the csv module, numbers as numbers.
-            out.append(
-                [v if type(v) is not str or v[:1] not in FORMULA_START else neutralise(v)
-                 for v in cells]
-            )
+            out.append(cells)
         self.write_rows(out)
 
 
@@ -78,9 +87,8 @@ class CsvLongWriter(ExportWriter):
         for row in rows:
             meta = self.plan.meta(row)
             meta[passed] = BOOL_TEXT[meta[passed]]
-            meta = [csv_cell(v) for v in meta]
             for question, part, value in self.plan.atoms(orjson.loads(row[ANSWERS])):
-                out.append([*meta, question, csv_cell(part), csv_cell(value)])
+                out.append([*meta, question, part, value])
         self.write_rows(out)
 
 

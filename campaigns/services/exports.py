@@ -9,7 +9,9 @@ from __future__ import annotations
 import gzip
 import io
 import logging
+import os
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -180,15 +182,19 @@ def _claim(job_id: int) -> ExportJob | None:
 def _run(job: ExportJob) -> None:
     campaign = job.campaign
     compress = bool(job.options.get("gzip"))
-    with tempfile.TemporaryFile() as raw:
+    started = time.perf_counter()
+    with _spool_file() as raw:
         with _text_stream(raw, compress=compress) as stream, _progress_without_flush_waits():
             if job.format in ANALYSIS_FORMATS:
                 written, extension = _write_analysis(job, stream), ANALYSIS_FORMATS[job.format]
             else:
                 written, extension = _write_annotations(job, stream), FORMATS[job.format].extension
         _progress(job)  # still ours? then store
-        name = _store(job, raw, _file_name(job, campaign, extension, compress))
+        wrote = time.perf_counter()
+        name = _store(raw, _file_name(job, campaign, extension, compress))
     _finish(job, name, written)
+    logger.info("export %s: %s rows written in %.1fs, stored as %s in %.1fs", job.pk, written,
+                wrote - started, name, time.perf_counter() - wrote)
 
 
 def _write_annotations(job: ExportJob, stream: TextIO) -> int:
@@ -287,9 +293,29 @@ def _file_name(job: ExportJob, campaign: Campaign, extension: str, compress: boo
     return name + ".gz" if compress else name
 
 
-def _store(job: ExportJob, raw: IO[bytes], name: str) -> str:
+class _SpooledExport(File):
+    """The finished temporary file. FileSystemStorage moves a file that has a path into place
+    (a rename on the same disk) instead of copying it; other storages upload it."""
+
+    def temporary_file_path(self) -> str:
+        return self.file.name
+
+
+@contextmanager
+def _spool_file() -> Iterator[IO[bytes]]:
+    raw = tempfile.NamedTemporaryFile(prefix="export-", delete=False)  # noqa: SIM115
+    try:
+        yield raw
+    finally:
+        raw.close()
+        if os.path.exists(raw.name):  # not moved into storage
+            os.unlink(raw.name)
+
+
+def _store(raw: IO[bytes], name: str) -> str:
+    raw.flush()
     raw.seek(0)
-    return storages["exports"].save(name, File(raw, name=name))
+    return storages["exports"].save(name, _SpooledExport(raw, name=name))
 
 
 def _progress(job: ExportJob, **fields: Any) -> None:

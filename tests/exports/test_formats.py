@@ -64,6 +64,35 @@ def test_a_formula_in_an_answer_is_neutralised_in_csv_but_kept_as_is_in_json(rat
     assert json.loads(jsonl.splitlines()[1])["answers"]["feedback"].startswith("=HYPERLINK")
 
 
+def test_csv_neutralises_formulas_in_any_text_cell_and_leaves_look_alikes_alone(owner, export):
+    campaign = make_campaign(owner=owner)
+    make_annotation(campaign, item="@item", system="+sys", study_id="-x", answers={
+        "coherence": 1, "sentiment": 1, "feedback": "a,=b"})
+    make_annotation(campaign, item="i2", answers={
+        "coherence": 1, "sentiment": 1, "feedback": "\tcmd"}, platform_id="P2")
+    make_annotation(campaign, item="i3", answers={
+        "coherence": 1, "sentiment": 1, "feedback": "-5"}, platform_id="P3")
+    _, text = export(campaign, "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert (rows[0]["item_id"], rows[0]["system"], rows[0]["study_id"]) == (
+        "'@item", "'+sys", "'-x")
+    assert [r["feedback"] for r in rows] == ["a,=b", "'\tcmd", "-5"]
+    _, long_text = export(campaign, "csv-long")
+    long_rows = list(csv.DictReader(io.StringIO(long_text)))
+    assert {r["item_id"] for r in long_rows} == {"'@item", "i2", "i3"}
+    assert "'\tcmd" in {r["value"] for r in long_rows}
+
+
+def test_a_chunk_without_formulas_is_written_unchanged(owner, export, settings):
+    settings.EXPORT_CHUNK_SIZE = 1  # the first chunk has a formula, the second none
+    campaign = make_campaign(owner=owner)
+    make_annotation(campaign, item="=a", answers={"coherence": 1, "sentiment": 1})
+    make_annotation(campaign, item="b", answers={"coherence": 2, "sentiment": 2},
+                    platform_id="P2")
+    _, text = export(campaign, "csv")
+    assert [r["item_id"] for r in csv.DictReader(io.StringIO(text))] == ["'=a", "b"]
+
+
 def test_negative_numbers_stay_numbers_in_csv(owner, export):
     schema = {"questions": [{"id": "score", "kind": "slider", "text": "Score", "min": -10,
                              "max": 10}]}
