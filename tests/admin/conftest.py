@@ -3,6 +3,7 @@ import pytest
 
 from campaigns.models import Item
 from campaigns.services.researchers import researchers_group
+from tests.browser.conftest import browser, page  # noqa: F401 (Chromium fixtures, test_browser)
 
 
 def items_jsonl(n: int, *, start: int = 1, systems=("sys-a", "sys-b")) -> bytes:

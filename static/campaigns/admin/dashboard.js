@@ -24,14 +24,16 @@
       { label: "Done", data: data.done, backgroundColor: "#009e73" },
       { label: "In progress", data: data.in_progress, backgroundColor: "#e69f00" },
       { label: "Remaining", data: data.remaining, backgroundColor: "#cccccc" },
-    ], { indexAxis: "y", scales: { x: { stacked: true }, y: { stacked: true } } });
+    ], { indexAxis: "y",
+         scales: { x: { stacked: true, ticks: { precision: 0 } }, y: { stacked: true } } });
   }
 
   function drawPerDay(data) {
     const canvas = document.getElementById("chart-per-day");
     if (!canvas || !data.labels.length) return;
     bar(canvas, data.labels, [{ label: "Annotations", data: data.data, backgroundColor: colour(0) }],
-        { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true } } });
+        { plugins: { legend: { display: false } },
+          scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } });
   }
 
   function drawDistributions(charts) {
@@ -45,6 +47,7 @@
       const sideways = chart.labels.some(function (l) { return l.length > 14; });
       // (the same rule as Chart.wide in campaigns/selectors/dashboard.py)
       const value = { beginAtZero: true,
+                      ticks: chart.kind === "mean" ? {} : { precision: 0 },  // whole answers
                       title: { display: true, text: chart.kind === "mean" ? "mean score" : "answers" } };
       bar(canvas, chart.labels, datasets, sideways
         ? { indexAxis: "y", scales: { x: value } }
