@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -18,6 +18,21 @@ from .serializers import StorableJSONField, StrictInput, validated
 
 TEXT_MAX = 100_000
 COUNT_MAX = 1_000_000
+
+
+CREATE_EXAMPLE = OpenApiExample("A two-question rating task", request_only=True, value={
+    "slug": "my-study", "name": "My study", "annotations_per_item": 3,
+    "schema": {
+        "display": [{"field": "prompt", "label": "Prompt"},
+                    {"field": "completion", "label": "Continuation"}],
+        "questions": [
+            {"id": "coherence", "kind": "likert", "text": "Is the continuation coherent?",
+             "points": [{"value": v, "label": str(v)} for v in range(1, 6)]},
+            {"id": "sentiment", "kind": "likert", "text": "How positive is it?",
+             "points": [{"value": v, "label": str(v)} for v in range(1, 6)]},
+        ],
+    },
+})
 
 
 class CampaignOutput(serializers.ModelSerializer):
@@ -85,6 +100,7 @@ class CampaignListCreateApi(ApiView):
         return paginator.get_paginated_response(CampaignOutput(page, many=True).data)
 
     @extend_schema(operation_id="campaigns_create", request=CampaignCreateInput,
+                   examples=[CREATE_EXAMPLE],
                    responses={201: CampaignOutput, **openapi.errors(openapi.WRITE)})
     def post(self, request):
         data = validated(CampaignCreateInput, request.data)
@@ -114,6 +130,8 @@ class CampaignDetailApi(ApiView):
 
 class CampaignStatusApi(ApiView):
     @extend_schema(operation_id="campaigns_status", request=CampaignStatusInput,
+                   examples=[OpenApiExample("Open to workers", {"status": "live"},
+                                            request_only=True)],
                    responses={200: CampaignOutput, **openapi.errors(openapi.WRITE)})
     def post(self, request, slug: str):
         """Change the status: draft, live (workers can start), paused, closed."""

@@ -7,7 +7,7 @@ from django.core.files.storage import storages
 from django.http import FileResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -88,6 +88,8 @@ class ExportListCreateApi(ApiView):
 
     @extend_schema(
         operation_id="exports_create", tags=["exports"], request=ExportCreateInput,
+        examples=[OpenApiExample("Compressed CSV", {"format": "csv", "options": {"gzip": True}},
+                                 request_only=True)],
         responses={202: ExportJobOutput, **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -73,6 +73,10 @@ class ItemImportApi(ApiView):
         operation_id="items_import", tags=["items"],
         request={"application/json": ITEMS_JSON_SCHEMA,
                  "multipart/form-data": ItemImportUploadInput},
+        examples=[OpenApiExample("Two items of two systems", request_only=True, value=[
+            {"id": "r3", "system": "model-a", "prompt": "The film opens", "completion": "slowly."},
+            {"id": "r4", "system": "model-b", "prompt": "The film opens", "completion": "well."},
+        ])],
         responses={201: ItemImportOutput, **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):

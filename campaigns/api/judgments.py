@@ -1,7 +1,7 @@
 """LLM-judge import: rows of (item id, judge, raw output), all or nothing."""
 from __future__ import annotations
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -73,6 +73,11 @@ class JudgmentImportApi(ApiView):
         operation_id="judgments_import", tags=["judgments"],
         request={"application/json": JudgmentRowInput(many=True),
                  "multipart/form-data": JudgmentUploadInput},
+        examples=[OpenApiExample("A judge's raw outputs", request_only=True, value=[
+            {"item": "r1", "judge": "gpt-4o", "output": "{'coherence': 4, 'sentiment': 3}"},
+            {"item": "r2", "judge": "gpt-4o",
+             "output": "Scores:\n```\n{\"coherence\": 2, \"sentiment\": 5}\n```"},
+        ])],
         responses={200: JudgmentImportOutput, **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):

@@ -20,7 +20,7 @@ from schemathesis.checks import (
 )
 
 from annotate.wsgi import application
-from campaigns.models import ExportJob
+from campaigns.models import ExportJob, Item
 from tests.api.conftest import make_annotation, make_items
 from tests.factories import make_campaign
 
@@ -43,6 +43,10 @@ def world(owner):
 
     campaign = make_campaign(owner=owner, slug="fuzz")
     items = make_items(campaign, 3)
+    # The items the judgments example in the schema names.
+    Item.objects.bulk_create(Item(campaign=campaign, external_id=f"r{n}", system=f"model-{n}",
+                                  data={"prompt": "p", "completion": "c"}, slots_wanted=3)
+                             for n in (1, 2))
     make_annotation(campaign, items[0], worker_id="W1")
     make_annotation(campaign, items[1], worker_id="W2")
     name = storages["exports"].save("fuzz/fuzz-csv-test.csv", ContentFile(b"item,worker\n"))
