@@ -137,5 +137,9 @@ class ExportDownloadApi(ApiView):
                            extra={"status": job.status})
         name = PurePosixPath(job.file).name
         content_type = CONTENT_TYPES.get(PurePosixPath(name).suffix, "application/octet-stream")
-        handle = storages["exports"].open(job.file, "rb")
+        try:
+            handle = storages["exports"].open(job.file, "rb")
+        except FileNotFoundError:
+            raise Conflict("The export file is no longer stored; start a new export.",
+                           extra={"status": job.status}) from None
         return FileResponse(handle, as_attachment=True, filename=name, content_type=content_type)

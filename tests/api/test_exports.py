@@ -49,6 +49,14 @@ def test_downloading_an_unfinished_job_is_a_409(api, annotated):
     assert response.json()["extra"] == {"code": "conflict", "status": "queued"}
 
 
+def test_a_done_job_whose_file_is_gone_is_a_409_not_a_500(api, annotated, owner):
+    job = ExportJob.objects.create(campaign=annotated, requested_by=owner, status="done",
+                                   file="gone/never-stored.csv")
+    response = api.get(f"/api/campaigns/{annotated.slug}/exports/{job.pk}/download/")
+    assert response.status_code == 409
+    assert "no longer stored" in response.json()["message"]
+
+
 def test_an_unknown_option_is_a_400(api, annotated):
     response = api.post(f"/api/campaigns/{annotated.slug}/exports/",
                         {"format": "csv", "options": {"zip": True}}, format="json")
