@@ -53,6 +53,9 @@ def _level(question, part: str) -> str | None:
 def _path_fields(schema: TaskSchema) -> list[tuple[object, str, str]]:
     fields = []
     for q in schema.questions:
+        keys = [q.id, *(c.id for c in getattr(q, "criteria", []))]
+        if any("__" in key for key in keys):  # "__" would split the lookup path: use atoms()
+            continue
         if q.kind == "rubric":
             fields += [(q, part, f"answers__{q.id}__{part}") for part in q.parts()]
         elif q.kind in PATH_KINDS:
@@ -138,6 +141,8 @@ def _long_rows(base: pd.DataFrame, fields, slow) -> pd.DataFrame:
                     continue
                 for part, value in q.atoms(answers[q.id]):
                     level = _level(q, part)
+                    if level in NUMERIC and value is not None:
+                        value = float(value)  # as the path columns: numbers are floats
                     records.append((index, q.id, part, value, level is not None, level))
         if records:
             idx, qid, part, value, rated, level = zip(*records, strict=True)
@@ -161,7 +166,8 @@ def annotations_frame(*, campaign: Campaign, schema: TaskSchema | None = None) -
     """
     schema = schema or parse_schema(campaign.schema)
     fields = _path_fields(schema)
-    slow = [q for q in schema.questions if q.kind not in PATH_KINDS]
+    by_path = {q.id for q, _, _ in fields}
+    slow = [q for q in schema.questions if q.id not in by_path]
     names = {f"v{n}": KT(path) for n, (_, _, path) in enumerate(fields)}
     columns = ["id", "item_id", "worker_id", "seconds_spent", "control_passed", *names]
     columns += ["answers"] if slow else []

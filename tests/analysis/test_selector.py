@@ -173,3 +173,16 @@ def test_each_summary_line_is_its_own_unit_of_agreement(owner):
     assert ("lines", "label") in rows and ("lines", "1.label") not in rows
     assert rows[("lines", "label")]["n_items"] == 4  # 2 items x 2 lines
     assert rows[("lines", "label")]["level"] == "nominal"
+
+
+def test_ids_with_double_underscores_still_reach_the_frame(owner):
+    schema = {"display": [{"field": "prompt"}],
+              "questions": [{"id": "fluency__v2", "kind": "likert", "text": "Fluent?",
+                             "points": [{"value": 1, "label": "no"},
+                                        {"value": 2, "label": "yes"}]}]}
+    campaign = make_campaign(owner=owner, schema=schema)
+    annotate(campaign, "w1", add_item(campaign, "x"), {"fluency__v2": 2})
+    frame = annotations_frame(campaign=campaign)
+    assert frame[["question", "value", "level"]].values.tolist() == [
+        ["fluency__v2", 2.0, "ordinal"]]
+    assert isinstance(frame["value"].iloc[0], float)
