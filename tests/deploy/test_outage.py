@@ -26,3 +26,20 @@ def test_a_json_client_gets_a_json_retry_error(client):
 
 def test_other_errors_are_still_500s(client):
     assert client.get("/bug/").status_code == 500
+
+
+def test_the_500_handler_turns_a_database_error_outside_a_view_into_a_503(rf):
+    from django.db.utils import OperationalError
+
+    from campaigns.outage import server_error
+
+    request = rf.get("/a/tok/1/")
+    try:
+        raise OperationalError("the database system is shutting down")
+    except OperationalError:
+        response = server_error(request)
+    assert response.status_code == 503
+    try:
+        raise RuntimeError("a real bug")
+    except RuntimeError:
+        assert server_error(request).status_code == 500
