@@ -90,10 +90,15 @@ def _visible(user) -> QuerySet[Campaign]:
     return campaigns_visible_to(user).select_related("owner").prefetch_related("collaborators")
 
 
+def _answer(request, campaign: Campaign, status_code: int = status.HTTP_200_OK) -> Response:
+    """The campaign as the caller now sees it (re-read: owner and collaborators included)."""
+    return Response(CampaignOutput(_visible(request.user).get(pk=campaign.pk)).data,
+                    status=status_code)
+
+
 class CampaignListCreateApi(ApiView):
     @extend_schema(operation_id="campaigns_list", parameters=PAGE_PARAMETERS,
-                   responses={200: paginated(CampaignOutput),
-                                                            **openapi.errors()})
+                   responses={200: paginated(CampaignOutput), **openapi.errors()})
     def get(self, request):
         paginator = NewestFirstPagination()
         page = paginator.paginate_queryset(_visible(request.user), request, view=self)
@@ -108,16 +113,15 @@ class CampaignListCreateApi(ApiView):
             raise Conflict("A campaign with this slug already exists; choose another.",
                            extra={"field": "slug"})
         campaign = campaign_create(owner=request.user, **data)
-        return Response(CampaignOutput(_visible(request.user).get(pk=campaign.pk)).data,
-                        status=status.HTTP_201_CREATED)
+        return _answer(request, campaign, status.HTTP_201_CREATED)
 
 
 class CampaignDetailApi(ApiView):
-    @extend_schema(operation_id="campaigns_read", responses={200: CampaignOutput,
-                                                            **openapi.errors()})
+    @extend_schema(operation_id="campaigns_read",
+                   responses={200: CampaignOutput, **openapi.errors()})
     def get(self, request, slug: str):
         campaign = campaign_for(request.user, slug)
-        return Response(CampaignOutput(_visible(request.user).get(pk=campaign.pk)).data)
+        return _answer(request, campaign)
 
     @extend_schema(operation_id="campaigns_update", request=CampaignSettingsInput,
                    responses={200: CampaignOutput, **openapi.errors(openapi.WRITE)})
@@ -125,7 +129,7 @@ class CampaignDetailApi(ApiView):
         campaign = campaign_for(request.user, slug)
         data = validated(CampaignSettingsInput, request.data, partial=True)
         campaign_update(campaign=campaign, **data)
-        return Response(CampaignOutput(_visible(request.user).get(pk=campaign.pk)).data)
+        return _answer(request, campaign)
 
 
 class CampaignStatusApi(ApiView):
@@ -138,5 +142,5 @@ class CampaignStatusApi(ApiView):
         campaign = campaign_for(request.user, slug)
         data = validated(CampaignStatusInput, request.data)
         campaign_update(campaign=campaign, status=data["status"])
-        return Response(CampaignOutput(_visible(request.user).get(pk=campaign.pk)).data)
+        return _answer(request, campaign)
 
