@@ -70,3 +70,17 @@ def test_the_upload_form_imports_a_file_or_lists_its_row_errors(admin_user, owne
     good = _post(admin_user, campaign, f'item,output\na1,"{ones}"\n'.encode(), judge="gpt-4")
     assert good.status_code == 302
     assert Annotation.objects.get().worker.platform_id == "gpt-4"
+
+
+def test_the_upload_page_is_reachable_from_the_admin_and_leads_to_the_statistics(admin_client,
+                                                                                 owner):
+    campaign = make_campaign(owner=owner, schema=RUBRIC_SCHEMA)
+    add_item(campaign, "a1")
+    url = reverse("admin:campaigns_campaign_judgments", args=[campaign.pk])
+    assert "Import LLM judgments" in admin_client.get(url).content.decode()
+    ones = "{" + ", ".join(f"{n}: 1" for n in range(1, 16)) + "}"
+    upload = SimpleUploadedFile("judge.csv", f'item,judge,output\na1,gpt-4,"{ones}"\n'.encode())
+    response = admin_client.post(url, {"file": upload, "platform": "llm"}, follow=True)
+    assert response.redirect_chain[-1][0] == reverse("admin:campaigns_campaign_statistics",
+                                                     args=[campaign.pk])
+    assert "Imported judgments of gpt-4: 1 new, 0 updated." in response.content.decode()
