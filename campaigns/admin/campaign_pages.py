@@ -1,14 +1,12 @@
-"""The campaign's extra admin pages: dashboard, item import, preview, statistics, export, status.
+"""The campaign's own admin pages: dashboard, import, preview, statistics, exports, status.
 
 Each view receives a campaign the CampaignAdmin already checked the user may see (and, for
 writes, change); the views only adapt the request and call services and selectors.
 """
 from __future__ import annotations
 
-import logging
-
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -21,8 +19,6 @@ from ..selectors.dashboard import campaign_dashboard
 from ..services import campaigns as campaign_services
 from ..services.items import items_import
 from .forms import ExportRequestForm, ItemImportForm
-
-logger = logging.getLogger(__name__)
 
 PREVIEW_LIST_SIZE = 50
 STATUS_SERVICES = {
@@ -162,6 +158,8 @@ def export_create(request: HttpRequest, campaign: Campaign, fmt: str, options: d
 
 def status_view(model_admin, request: HttpRequest, campaign: Campaign, action: str) -> HttpResponse:
     """POST only: publish, pause or close from the campaign's page."""
+    if action not in STATUS_SERVICES:
+        raise Http404(f"unknown status action {action!r}")
     service, done = STATUS_SERVICES[action]
     try:
         service(campaign=campaign)

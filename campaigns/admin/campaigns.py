@@ -234,7 +234,7 @@ class CampaignAdmin(admin.ModelAdmin):
             path("<int:object_id>/duplicate/", page(campaign_pages.duplicate_view, "add", True),
                  name=f"{info}_duplicate"),
             path("<int:object_id>/status/<str:action>/",
-                 page(self._status_view, "change", True), name=f"{info}_status"),
+                 page(campaign_pages.status_view, "change", True), name=f"{info}_status"),
             path("markdown-preview/", self.admin_site.admin_view(self.markdown_preview_view),
                  name=f"{info}_markdown_preview"),
             *super().get_urls(),
@@ -248,12 +248,6 @@ class CampaignAdmin(admin.ModelAdmin):
             raise PermissionDenied
         text = request.POST.get("text", "")[:MARKDOWN_PREVIEW_MAX]
         return JsonResponse({"html": str(render_markdown(text))})
-
-    @staticmethod
-    def _status_view(model_admin, request, campaign, action):
-        if action not in campaign_pages.STATUS_SERVICES:
-            raise Http404(f"unknown status action {action!r}")
-        return campaign_pages.status_view(model_admin, request, campaign, action)
 
     def _campaign_for(self, request, object_id, perm: str) -> Campaign:
         """The campaign if this user may see it (else 404) and has `perm` on it (else 403)."""
