@@ -35,12 +35,6 @@ class AnnotationOutput(serializers.ModelSerializer):
                                 platform_id=w.platform_id)
 
 
-class AnnotationFilterInput(serializers.Serializer):
-    system = serializers.CharField(required=False, max_length=200)
-    worker = serializers.RegexField(r"^w_[0-9a-f]{16}$", required=False, max_length=18)
-    submitted_after = serializers.DateTimeField(required=False)
-
-
 def _worker_ids(campaign: Campaign, pseudonym: str) -> list[int]:
     """Workers whose pseudonym is `pseudonym`: the pseudonym is a keyed hash, so compute it."""
     rows = Worker.objects.filter(campaign=campaign).values_list("id", "platform", "platform_id")
@@ -50,6 +44,11 @@ def _worker_ids(campaign: Campaign, pseudonym: str) -> list[int]:
 
 
 class AnnotationListApi(ApiView):
+    class AnnotationFilterInput(serializers.Serializer):
+        system = serializers.CharField(required=False, max_length=200)
+        worker = serializers.RegexField(r"^w_[0-9a-f]{16}$", required=False, max_length=18)
+        submitted_after = serializers.DateTimeField(required=False)
+
     @extend_schema(
         operation_id="annotations_list", tags=["annotations"],
         parameters=[
@@ -65,7 +64,7 @@ class AnnotationListApi(ApiView):
     )
     def get(self, request, slug: str):
         campaign = campaign_for(request.user, slug)
-        filters = validated(AnnotationFilterInput, request.query_params)
+        filters = validated(self.AnnotationFilterInput, request.query_params)
         annotations = Annotation.objects.filter(campaign=campaign).select_related("item", "worker")
         if "system" in filters:
             annotations = annotations.filter(item__system=filters["system"])

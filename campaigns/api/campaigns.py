@@ -82,10 +82,6 @@ class CampaignCreateInput(CampaignSettingsInput):
     slug = serializers.SlugField(max_length=80, help_text="The campaign's URL name: /c/<slug>/.")
 
 
-class CampaignStatusInput(StrictInput):
-    status = serializers.ChoiceField(choices=Campaign.Status.choices)
-
-
 def _visible(user) -> QuerySet[Campaign]:
     return campaigns_visible_to(user).select_related("owner").prefetch_related("collaborators")
 
@@ -133,6 +129,9 @@ class CampaignDetailApi(ApiView):
 
 
 class CampaignStatusApi(ApiView):
+    class CampaignStatusInput(StrictInput):
+        status = serializers.ChoiceField(choices=Campaign.Status.choices)
+
     @extend_schema(operation_id="campaigns_status", request=CampaignStatusInput,
                    examples=[OpenApiExample("Open to workers", {"status": "live"},
                                             request_only=True)],
@@ -140,7 +139,7 @@ class CampaignStatusApi(ApiView):
     def post(self, request, slug: str):
         """Change the status: draft, live (workers can start), paused, closed."""
         campaign = campaign_for(request.user, slug)
-        data = validated(CampaignStatusInput, request.data)
+        data = validated(self.CampaignStatusInput, request.data)
         campaign_update(campaign=campaign, status=data["status"])
         return _answer(request, campaign)
 

@@ -30,11 +30,6 @@ class ExportOptionsInput(StrictInput):
         required=False, help_text="Leave out workers flagged by the quality checks.")
 
 
-class ExportCreateInput(StrictInput):
-    format = serializers.ChoiceField(choices=ExportJob.Format.choices, default=ExportJob.Format.CSV)
-    options = ExportOptionsInput(required=False)
-
-
 class ExportJobOutput(serializers.ModelSerializer):
     requested_by = serializers.CharField(source="requested_by.username", allow_null=True,
                                          default=None)
@@ -75,6 +70,11 @@ def _job_for(user, slug: str, job_id: int) -> ExportJob:
 
 
 class ExportListCreateApi(ApiView):
+    class ExportCreateInput(StrictInput):
+        format = serializers.ChoiceField(choices=ExportJob.Format.choices,
+                                         default=ExportJob.Format.CSV)
+        options = ExportOptionsInput(required=False)
+
     @extend_schema(operation_id="exports_list", tags=["exports"], parameters=PAGE_PARAMETERS,
                    responses={200: paginated(ExportJobOutput), **openapi.errors()})
     def get(self, request, slug: str):
@@ -95,7 +95,7 @@ class ExportListCreateApi(ApiView):
     def post(self, request, slug: str):
         """Start an export; poll the returned job until `status` is done, then download."""
         campaign = campaign_for(request.user, slug)
-        data = validated(ExportCreateInput, request.data)
+        data = validated(self.ExportCreateInput, request.data)
         job = export_job_create(campaign=campaign, requested_by=request.user,
                                 fmt=data["format"], options=data.get("options") or {})
         job = _job_for(request.user, slug, job.pk)

@@ -33,17 +33,6 @@ ITEMS_JSON_SCHEMA = {
 }
 
 
-class ItemImportUploadInput(serializers.Serializer):
-    file = serializers.FileField(help_text="A .csv, .tsv, .json or .jsonl file (UTF-8).")
-    format = serializers.ChoiceField(choices=FORMATS, required=False,
-                                     help_text="Default: from the file name's extension.")
-
-
-class ItemImportOutput(serializers.Serializer):
-    created = serializers.IntegerField()
-    control_items = serializers.IntegerField(help_text="Attention-check and gold items.")
-
-
 class ItemOutput(serializers.ModelSerializer):
     data = serializers.JSONField()
     gold = serializers.JSONField(allow_null=True)
@@ -55,11 +44,6 @@ class ItemOutput(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ItemFilterInput(serializers.Serializer):
-    system = serializers.CharField(required=False, max_length=200)
-    control = serializers.ChoiceField(required=False, choices=Item.Control.choices)
-
-
 def check_storable(content: bytes) -> None:
     if _UNSTORABLE.search(content):
         raise ImportRejected([RowError(None, "", "the data contains NUL characters or unpaired "
@@ -68,6 +52,15 @@ def check_storable(content: bytes) -> None:
 
 class ItemImportApi(ApiView):
     parser_classes = [JSONParser, MultiPartParser]
+
+    class ItemImportOutput(serializers.Serializer):
+        created = serializers.IntegerField()
+        control_items = serializers.IntegerField(help_text="Attention-check and gold items.")
+
+    class ItemImportUploadInput(serializers.Serializer):
+        file = serializers.FileField(help_text="A .csv, .tsv, .json or .jsonl file (UTF-8).")
+        format = serializers.ChoiceField(choices=FORMATS, required=False,
+                                         help_text="Default: from the file name's extension.")
 
     @extend_schema(
         operation_id="items_import", tags=["items"],
@@ -84,14 +77,15 @@ class ItemImportApi(ApiView):
         `extra.errors` listing each problem with its row (1-based) and field."""
         campaign = campaign_for(request.user, slug)
         if request.content_type.startswith("multipart/"):
-            data = validated(ItemImportUploadInput, request.data)
+            data = validated(self.ItemImportUploadInput, request.data)
             upload = data["file"]
             content, filename, fmt = upload.read(), upload.name or "", data.get("format")
         else:
             content, filename, fmt = self._json_content(request.data), "items.json", "json"
         check_storable(content)
         result = items_import(campaign=campaign, content=content, filename=filename, fmt=fmt)
-        body = ItemImportOutput({"created": result.created, "control_items": result.control_items})
+        body = self.ItemImportOutput({"created": result.created,
+                                      "control_items": result.control_items})
         return Response(body.data, status=status.HTTP_201_CREATED)
 
     @staticmethod
@@ -105,6 +99,10 @@ class ItemImportApi(ApiView):
 
 
 class ItemListApi(ApiView):
+    class ItemFilterInput(serializers.Serializer):
+        system = serializers.CharField(required=False, max_length=200)
+        control = serializers.ChoiceField(required=False, choices=Item.Control.choices)
+
     @extend_schema(
         operation_id="items_list", tags=["items"],
         parameters=[OpenApiParameter("system", str, description="Only this system's items."),
@@ -115,7 +113,7 @@ class ItemListApi(ApiView):
     )
     def get(self, request, slug: str):
         campaign = campaign_for(request.user, slug)
-        filters = validated(ItemFilterInput, request.query_params)
+        filters = validated(self.ItemFilterInput, request.query_params)
         items = Item.objects.filter(campaign=campaign, **filters)
         paginator = ApiCursorPagination()
         page = paginator.paginate_queryset(items, request, view=self)

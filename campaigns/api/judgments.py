@@ -30,18 +30,6 @@ class JudgmentRowInput(StrictInput):
                   "(never evaluated) and checked against the task schema.")
 
 
-class JudgmentUploadInput(serializers.Serializer):
-    file = serializers.FileField(help_text="CSV, TSV or JSONL with item, judge, output columns.")
-    judge = serializers.CharField(required=False, max_length=200,
-                                  help_text="The judge's name when the file has no judge column.")
-
-
-class JudgmentImportOutput(serializers.Serializer):
-    created = serializers.IntegerField()
-    updated = serializers.IntegerField(help_text="Re-imported (judge, item) pairs replaced.")
-    judges = serializers.ListField(child=serializers.CharField())
-
-
 def _rows_from_json(data) -> list[JudgmentRow]:
     """Check each row's shape; problems are reported with 1-based row numbers, like files."""
     if not isinstance(data, list):
@@ -69,6 +57,16 @@ def _rows_from_json(data) -> list[JudgmentRow]:
 class JudgmentImportApi(ApiView):
     parser_classes = [JSONParser, MultiPartParser]
 
+    class JudgmentImportOutput(serializers.Serializer):
+        created = serializers.IntegerField()
+        updated = serializers.IntegerField(help_text="Re-imported (judge, item) pairs replaced.")
+        judges = serializers.ListField(child=serializers.CharField())
+
+    class JudgmentUploadInput(serializers.Serializer):
+        file = serializers.FileField(help_text="CSV, TSV or JSONL: item, judge, output columns.")
+        judge = serializers.CharField(required=False, max_length=200,
+                                      help_text="The judge's name if the file has no judge column.")
+
     @extend_schema(
         operation_id="judgments_import", tags=["judgments"],
         request={"application/json": JudgmentRowInput(many=True),
@@ -85,11 +83,11 @@ class JudgmentImportApi(ApiView):
         Re-importing a judge's output for an item replaces it."""
         campaign = campaign_for(request.user, slug)
         if request.content_type.startswith("multipart/"):
-            data = validated(JudgmentUploadInput, request.data)
+            data = validated(self.JudgmentUploadInput, request.data)
             content = data["file"].read()
             check_storable(content)
             rows = read_judgment_file(content, data["file"].name or "", judge=data.get("judge"))
         else:
             rows = _rows_from_json(request.data)
         result = judgments_import(campaign=campaign, rows=rows)
-        return Response(JudgmentImportOutput(result).data)
+        return Response(self.JudgmentImportOutput(result).data)

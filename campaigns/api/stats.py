@@ -24,11 +24,10 @@ STATS_SCHEMA = {
 }
 
 
-class StatsFilterInput(serializers.Serializer):
-    exclude_flagged = serializers.BooleanField(required=False, default=False)
-
-
 class CampaignStatsApi(ApiView):
+    class StatsFilterInput(serializers.Serializer):
+        exclude_flagged = serializers.BooleanField(required=False, default=False)
+
     @extend_schema(
         operation_id="campaigns_stats", tags=["statistics"],
         parameters=[OpenApiParameter("exclude_flagged", bool, description=(
@@ -40,5 +39,5 @@ class CampaignStatsApi(ApiView):
         """Agreement, system scores and ranking, pairwise tests, judge-vs-human figures,
         worker quality and progress per day."""
         campaign = campaign_for(request.user, slug)
-        filters = validated(StatsFilterInput, request.query_params)
+        filters = validated(self.StatsFilterInput, request.query_params)
         return Response(campaign_statistics(campaign=campaign, **filters))
