@@ -7,7 +7,7 @@ from typing import ClassVar, TextIO
 
 import orjson
 
-from .cells import FORMULA_AT_FIELD_START, neutralise
+from .cells import formula_in_csv, neutralise
 from .columns import ANSWERS, LONG_COLUMNS, ColumnPlan
 
 BOOL_TEXT = {True: "true", False: "false", None: None}
@@ -40,7 +40,7 @@ class ExportWriter:
         there is one (or a look-alike inside a quoted field) are the cells checked one by one.
         """
         text = _csv_text(rows)
-        if FORMULA_AT_FIELD_START.search(text):
+        if formula_in_csv(text):
             text = _csv_text(
                 [[neutralise(v) if type(v) is str else v for v in row] for row in rows]
             )
