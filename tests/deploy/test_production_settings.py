@@ -9,7 +9,7 @@ SECRET = "a-production-secret-key-for-the-deploy-check-0123456789-abcdefghijk"
 
 
 def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
+    environment = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     environment.update(env)
     return subprocess.run(  # noqa: S603 - our own manage.py
         [sys.executable, "manage.py", *args], cwd=ROOT, env=environment,
@@ -38,7 +38,7 @@ def test_hardening_settings_with_debug_off():
         " 'whitenoise.middleware.WhiteNoiseMiddleware' in s.MIDDLEWARE,"
         " 'csp.middleware.CSPMiddleware' in s.MIDDLEWARE)"
     )
-    environment = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG")}
+    environment = {k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")}
     environment.update(DEBUG="false", SECRET_KEY=SECRET, DJANGO_SETTINGS_MODULE="annotate.settings")
     result = subprocess.run(  # noqa: S603
         [sys.executable, "-c", code], cwd=ROOT, env=environment, capture_output=True, text=True,
