@@ -34,6 +34,11 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    settings.PASSWORD_HASHERS = ["tests.fast_hasher.FastPBKDF2PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_rate_limits():
     """Rate-limit counters (the cache) start empty in each test: every test client is 127.0.0.1."""
     from django.core.cache import cache
