@@ -1,9 +1,11 @@
 """Admin test fixtures: two researchers (staff, Researchers group), a superuser, their clients."""
+import os
+import shutil
+
 import pytest
 
 from campaigns.models import Item
 from campaigns.services.researchers import researchers_group
-from tests.browser.conftest import browser, page  # noqa: F401 (Chromium fixtures, test_browser)
 
 
 def items_jsonl(n: int, *, start: int = 1, systems=("sys-a", "sys-b")) -> bytes:
@@ -60,3 +62,32 @@ def other_client(client, other_researcher):
 def super_client(client, superuser):
     client.force_login(superuser)
     return client
+
+
+@pytest.fixture(scope="module")
+def admin_browser():
+    """Headless Chromium for this module only: Playwright's sync API allows one session at a
+    time per thread, and tests/browser keeps its own open until the end of the run."""
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM_ARGS
+
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def admin_page(admin_browser):
+    context = admin_browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda msg: errors.append(msg.text) if "Refused to" in msg.text else None)
+    yield page
+    context.close()
+    assert not errors, f"JavaScript errors or CSP violations: {errors}"

@@ -21,7 +21,9 @@ def log_in(page, live_server, username: str, password: str) -> None:
         page.click("input[type=submit]")
 
 
-def test_the_dashboard_draws_every_chart_and_the_markdown_preview_renders(page, live_server):
+def test_the_dashboard_draws_every_chart_and_the_markdown_preview_renders(admin_page,
+                                                                          live_server):
+    page = admin_page
     user, password = researcher_create(username="rhea", password="pw-rhea-12345")
     campaign = make_campaign(owner=user)
     add_items(campaign, 4)
