@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from campaigns.services.researchers import researchers_group
 from campaigns.services.seeds import seed_campaigns_load
 
 
@@ -20,6 +21,7 @@ class Command(BaseCommand):
         else:
             user.set_password(password)  # a fresh password each run, printed below
             user.save(update_fields=["password"])
+        researchers_group()  # so `manage.py create_researcher` accounts work right away
         loaded = seed_campaigns_load(owner=user)
         base = settings.SITE_URL
         self.stdout.write("")
