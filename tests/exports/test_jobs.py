@@ -23,10 +23,11 @@ ANSWERS = {"coherence": 3, "sentiment": 4}
 
 
 @pytest.fixture
-def broker_down():
+def broker_down(monkeypatch):
     """Celery not eager, pointed at a closed port."""
     conf = app.conf
     saved = conf.task_always_eager, conf.broker_url
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:1/0")  # Celery reads it first
     conf.task_always_eager, conf.broker_url = False, "redis://127.0.0.1:1/0"
     app._pool, app.amqp._producer_pool = None, None
     yield
