@@ -13,6 +13,9 @@ keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "5000"))
 max_requests_jitter = int(os.environ.get("GUNICORN_MAX_REQUESTS_JITTER", "500"))
 accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-") or None
+# Path without the query string and no referrer: crowd platforms put worker ids in the query
+# (?PROLIFIC_PID=..., ?workerId=...), and logs are out of reach of a data deletion request.
+access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # The proxy in front terminates TLS and sets X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER).

@@ -90,6 +90,13 @@ def test_the_number_of_gunicorn_workers_comes_from_the_environment(monkeypatch):
     assert runpy.run_path(str(ROOT / "docker" / "gunicorn.conf.py"))["workers"] >= 3
 
 
+def test_access_logs_leave_out_query_strings_that_carry_worker_ids():
+    config = runpy.run_path(str(ROOT / "docker" / "gunicorn.conf.py"))
+    assert "%(U)s" in config["access_log_format"]
+    assert "%(r)s" not in config["access_log_format"] and "%(q)s" not in config["access_log_format"]
+    assert "%(f)s" not in config["access_log_format"]
+
+
 def test_the_image_runs_as_a_user_and_collects_static_files():
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "collectstatic --noinput" in dockerfile
