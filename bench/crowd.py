@@ -3,7 +3,7 @@
 Usage (not part of the test suite; needs PostgreSQL):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_pages \
-        .venv/bin/python bench/crowd.py [--workers 4] [--seconds 20] [--port 8102]
+        .venv/bin/python bench/crowd.py [--workers 8] [--seconds 20] [--port 8102]
 
 What it does, all on 127.0.0.1:
 - sets up a campaign of 20,000 items (an ~80-word prompt and a ~50-word completion each,
@@ -109,19 +109,38 @@ def start_gunicorn(port: int, workers: int) -> subprocess.Popen:
                    cwd=ROOT, env=env, check=True)
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     proc = subprocess.Popen(
+        # --preload: the app is imported once in the master, not by every worker at once.
         [gunicorn, "annotate.wsgi", "-w", str(workers), "-b", f"127.0.0.1:{port}",
-         "--backlog", "2048", "--log-level", "warning"],
+         "--preload", "--timeout", "120", "--backlog", "2048", "--log-level", "warning"],
         cwd=ROOT, env=env, start_new_session=True)
-    for _ in range(100):
+    for _ in range(300):
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             conn.request("GET", "/healthz")
             if conn.getresponse().status == 200:
-                return proc
+                break
         except OSError:
             time.sleep(0.2)
-    proc.kill()
-    raise SystemExit("gunicorn did not start")
+    else:
+        proc.kill()
+        raise SystemExit("gunicorn did not start")
+    warm_up(port, workers)
+    return proc
+
+
+def warm_up(port: int, workers: int) -> None:
+    """Every worker loads the URLconf and templates before anything is measured."""
+    def hit():
+        for _ in range(3):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            conn.request("GET", "/c/bench-warm-up/")  # a 404 page: URLconf, middleware, views
+            conn.getresponse().read()
+            conn.close()
+    threads = [threading.Thread(target=hit) for _ in range(2 * workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
 
 
 def stop_gunicorn(proc: subprocess.Popen) -> None:
@@ -223,11 +242,32 @@ def ceiling_loop(client: Client, deadline: float, results: dict) -> None:
             results["errors"].append(("insert", status))
 
 
+SERVER: list = []  # the gunicorn process, for its CPU time
+
+
+def server_cpu() -> float:
+    """CPU seconds used so far by gunicorn's master and workers (psutil)."""
+    import psutil
+
+    if not SERVER:
+        return 0.0
+    master = psutil.Process(SERVER[0].pid)
+    total = 0.0
+    for proc in [master, *master.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += times.user + times.system
+    return total
+
+
 def run(target, n: int, seconds: float, port: int, **kwargs) -> tuple[dict, dict, float, float]:
     timings: dict = defaultdict(list)
     results: dict = defaultdict(list)
     deadline = time.perf_counter() + seconds
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+    server_before = server_cpu()
     threads = [threading.Thread(target=target, args=(Client(port, timings),),
                                 kwargs={**kwargs, "deadline": deadline, "results": results,
                                         **({"tag": f"w{n}-{i}-{time.time_ns()}"}
@@ -242,6 +282,7 @@ def run(target, n: int, seconds: float, port: int, **kwargs) -> tuple[dict, dict
     cpu_after = resource.getrusage(resource.RUSAGE_SELF)
     client_cpu = (cpu_after.ru_utime - cpu_before.ru_utime
                   + cpu_after.ru_stime - cpu_before.ru_stime)
+    results["server_cpu"] = server_cpu() - server_before
     return timings, results, elapsed, client_cpu
 
 
@@ -272,7 +313,10 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
           f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s; "
           f"load average {os.getloadavg()[0]:.1f})")
     requests = sum(len(timings[kind]) for kind in KINDS)
-    print(f"    all pages: {requests / elapsed:.1f} requests/s")
+    server = results["server_cpu"]
+    print(f"    all pages: {requests / elapsed:.1f} requests/s; gunicorn CPU "
+          f"{1000 * server / max(requests, 1):.1f} ms per request, "
+          f"{1000 * server / max(len(results['submitted']), 1):.1f} ms per submission")
     report_latencies(timings, KINDS)
     return rate
 
@@ -280,8 +324,9 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
 def ceiling(n: int, seconds: float, port: int) -> float:
     timings, results, elapsed, _ = run(ceiling_loop, n, seconds, port)
     rate = len(results["inserted"]) / elapsed
+    cpu_ms = 1000 * results["server_cpu"] / max(len(results["inserted"]), 1)
     print(f"  ceiling N={n:<3} one-INSERT view: {rate:7.1f} requests/s  "
-          f"(errors {len(results['errors'])})")
+          f"(errors {len(results['errors'])}; gunicorn CPU {cpu_ms:.1f} ms per request)")
     report_latencies(timings, ["insert"])
     return rate
 
@@ -312,7 +357,9 @@ def verify(campaign: Campaign, submitted: list[str]) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    # Sync workers spend most of a request waiting on PostgreSQL (fsync'd commits), so a few
+    # more processes than cores keep both cores busy.
+    parser.add_argument("--workers", type=int, default=8, help="gunicorn worker processes")
     parser.add_argument("--seconds", type=float, default=20, help="duration of each run")
     parser.add_argument("--port", type=int, default=8102)
     parser.add_argument("--n", default="1,8,32,64", help="numbers of simulated workers")
@@ -331,6 +378,7 @@ def main() -> int:
           f"each loop = entry GET, claim POST, item GET, submit POST, finish POST")
     small = make_campaign(owner, "bench-crowd", args.items)
     proc = start_gunicorn(args.port, args.workers)
+    SERVER[:] = [proc]
     ok = True
     try:
         submitted: list[str] = []
@@ -343,6 +391,7 @@ def main() -> int:
             stop_gunicorn(proc)
             big = make_campaign(owner, "bench-crowd-big", args.big_items)
             proc = start_gunicorn(args.port, args.workers)
+            SERVER[:] = [proc]
             big_submitted: list[str] = []
             n = max(rates)
             big_rate = crowd(big, n, args.seconds, args.port, big_submitted)
