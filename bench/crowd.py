@@ -8,7 +8,7 @@ Usage (not part of the test suite; needs PostgreSQL):
 What it does, all on 127.0.0.1:
 - sets up a campaign of 20,000 items (an ~80-word prompt and a ~50-word completion each,
   imported through the import service), k=3 annotations per item, one item per assignment;
-- starts `gunicorn annotate.wsgi -w <workers>` (sync workers, DEBUG off, SECRET_KEY set,
+- starts `gunicorn annotate.wsgi -w 8 --preload` (sync workers, DEBUG off, SECRET_KEY set,
   ALLOWED_HOSTS=127.0.0.1, BENCH_VIEWS=1 for the ceiling view, rate limits off);
 - for N = 1, 8, 32, 64 threads, each a worker looping until the time is up or the campaign
   has no work left: open the Prolific study link (GET /c/<slug>/?PROLIFIC_PID=<new id>),
