@@ -38,7 +38,7 @@ SOURCE_FIELDS = (
     "control_passed",
 )
 ANSWERS = len(SOURCE_FIELDS)
-# Read as UTC text written by the database (see source.UtcText).
+# Read as ISO 8601 text written by the database (see source.IsoUtc).
 TIMESTAMP_FIELDS = frozenset(
     {"assignment__started_at", "assignment__submitted_at", "created_at", "updated_at"}
 )
@@ -133,20 +133,10 @@ class ColumnPlan:
 
     def meta(self, row: tuple) -> list[Any]:
         """The meta cells of one source row, in meta_columns order."""
-        cells = [*row[0:4], self.pseudonym(row[4], row[5], row[6]), row[5]]
+        worker = self._pseudonyms.get(row[4]) or self.pseudonym(row[4], row[5], row[6])
         if self.raw_worker_ids:
-            cells.append(row[6])
-        cells += row[7:13]
-        started, submitted, created, updated = row[13:17]  # UTC text, made ISO 8601 here
-        cells += (
-            f"{started[:10]}T{started[11:]}+00:00" if started else None,
-            f"{submitted[:10]}T{submitted[11:]}+00:00" if submitted else None,
-            f"{created[:10]}T{created[11:]}+00:00" if created else None,
-            f"{updated[:10]}T{updated[11:]}+00:00" if updated else None,
-            row[17],
-            row[18],
-        )
-        return cells
+            return [row[0], row[1], row[2], row[3], worker, row[5], row[6], *row[7:ANSWERS]]
+        return [row[0], row[1], row[2], row[3], worker, row[5], *row[7:ANSWERS]]
 
     def atoms(self, answers: Any) -> Iterator[tuple[str, str, Any]]:
         """(question id, part, value) for each atomic judgment, in column order."""

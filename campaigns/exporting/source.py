@@ -47,10 +47,10 @@ def export_scope(*, campaign_id: int, excluded_workers: Iterable[int] = ()) -> E
 def annotation_chunks(scope: ExportScope, *, chunk_size: int = CHUNK_SIZE) -> Iterator[list[tuple]]:
     """Lists of SOURCE_FIELDS tuples plus the answers as JSON text, in id order.
 
-    Times come as UTC text and the answers as JSON text, both written by the database: that
-    spares parsing them into Python objects only to format them again.
+    Times come as ISO 8601 text and the answers as JSON text, both written by the database:
+    that spares parsing them into Python objects only to format them again.
     """
-    fields = [UtcText(f) if f in TIMESTAMP_FIELDS else f for f in SOURCE_FIELDS]
+    fields = [IsoUtc(f) if f in TIMESTAMP_FIELDS else f for f in SOURCE_FIELDS]
     answers = Cast("answers", output_field=TextField())
     base = scope.queryset().order_by("id").values_list(*fields, answers)
     last = 0
@@ -63,11 +63,11 @@ def annotation_chunks(scope: ExportScope, *, chunk_size: int = CHUNK_SIZE) -> It
         last = rows[-1][0]
 
 
-class UtcText(Func):
-    """A timestamp as the database writes it in UTC: `YYYY-MM-DD HH:MM:SS[.ffffff]`, or NULL.
+class IsoUtc(Func):
+    """A timestamp as ISO 8601 text in UTC (`2026-01-02T03:04:05.123456+00:00`), or NULL.
 
-    (PostgreSQL's own output is much cheaper than to_char(); SQLite already stores this text.)
-    ColumnPlan.meta turns it into ISO 8601.
+    Built from the database's own text output, which costs far less than to_char() in
+    PostgreSQL or formatting datetimes in Python. (SQLite already stores UTC as this text.)
     """
 
     output_field = TextField()
@@ -77,11 +77,11 @@ class UtcText(Func):
 
     def as_postgresql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
-        return f"(({sql}) AT TIME ZONE 'UTC')::text", params
+        return f"(replace((({sql}) AT TIME ZONE 'UTC')::text, ' ', 'T') || '+00:00')", params
 
     def as_sql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
-        return f"CAST({sql} AS text)", params
+        return f"(replace({sql}, ' ', 'T') || '+00:00')", params
 
 
 class JsonArrayLength(Func):
