@@ -1,9 +1,12 @@
 """Benchmark: import 100,000 generated items through the import service vs PostgreSQL COPY.
 
-Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_bench .venv/bin/python bench/import_items.py
+Usage:
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_bench \
+        .venv/bin/python bench/import_items.py
 Prints items/s for the service (parse + validate + bulk insert, one transaction) and for COPY of
 the same rows into the same table, measured in the same run (median of --repeat runs).
 """
+
 import argparse
 import io
 import json
@@ -29,8 +32,10 @@ from campaigns.models import Campaign, Item  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
 from tests.factories import CONTINUATION_SCHEMA  # noqa: E402
 
-WORDS = ("the film was a slow and quiet study of grief with moments of real beauty though its "
-         "second half drags and the ending feels unearned despite strong acting by the lead").split()
+WORDS = (
+    "the film was a slow and quiet study of grief with moments of real beauty though its "
+    "second half drags and the ending feels unearned despite strong acting by the lead"
+).split()
 
 
 def text(rng: random.Random, n_words: int) -> str:
@@ -39,14 +44,27 @@ def text(rng: random.Random, n_words: int) -> str:
 
 def make_rows(n: int) -> list[dict]:
     rng = random.Random(7)
-    return [{"id": f"item-{i}", "system": f"sys-{i % 4}", "prompt": text(rng, 80),
-             "completion": text(rng, 50)} for i in range(n)]
+    return [
+        {
+            "id": f"item-{i}",
+            "system": f"sys-{i % 4}",
+            "prompt": text(rng, 80),
+            "completion": text(rng, 50),
+        }
+        for i in range(n)
+    ]
 
 
 def fresh_campaign(owner, slug: str) -> Campaign:
     Campaign.objects.filter(slug=slug).delete()
-    return Campaign.objects.create(owner=owner, slug=slug, name=slug, schema=CONTINUATION_SCHEMA,
-                                   status="live", annotations_per_item=3)
+    return Campaign.objects.create(
+        owner=owner,
+        slug=slug,
+        name=slug,
+        schema=CONTINUATION_SCHEMA,
+        status="live",
+        annotations_per_item=3,
+    )
 
 
 def run_service(owner, content: bytes) -> float:
@@ -71,7 +89,9 @@ def run_copy(owner, rows: list[dict]) -> float:
         started = time.perf_counter()
         cursor.copy_expert(
             "COPY campaigns_item (campaign_id, external_id, system, data, control, slots_wanted, "
-            "slots_taken, annotations_done, created_at) FROM STDIN", io.StringIO(payload))
+            "slots_taken, annotations_done, created_at) FROM STDIN",
+            io.StringIO(payload),
+        )
         connection.commit() if not connection.get_autocommit() else None
         elapsed = time.perf_counter() - started
     assert Item.objects.filter(campaign=campaign).count() == len(rows)
@@ -96,13 +116,19 @@ def main() -> None:
         service.append(run_service(owner, content))
         copy.append(run_copy(owner, rows))
     s, c = statistics.median(service), statistics.median(copy)
-    print(f"import service : median {s:6.2f} s  -> {args.items / s:9,.0f} items/s  "
-          f"(runs: {', '.join(f'{x:.2f}' for x in service)})")
-    print(f"PostgreSQL COPY: median {c:6.2f} s  -> {args.items / c:9,.0f} items/s  "
-          f"(runs: {', '.join(f'{x:.2f}' for x in copy)})")
+    print(
+        f"import service : median {s:6.2f} s  -> {args.items / s:9,.0f} items/s  "
+        f"(runs: {', '.join(f'{x:.2f}' for x in service)})"
+    )
+    print(
+        f"PostgreSQL COPY: median {c:6.2f} s  -> {args.items / c:9,.0f} items/s  "
+        f"(runs: {', '.join(f'{x:.2f}' for x in copy)})"
+    )
     ratio = (args.items / s) / (args.items / c)
-    print(f"service rate / COPY rate = {ratio:.2f} (target >= 0.33): "
-          f"{'PASS' if ratio >= 1 / 3 else 'FAIL'}")
+    print(
+        f"service rate / COPY rate = {ratio:.2f} (target >= 0.33): "
+        f"{'PASS' if ratio >= 1 / 3 else 'FAIL'}"
+    )
 
 
 if __name__ == "__main__":

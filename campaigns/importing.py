@@ -2,6 +2,7 @@
 
 Pure parsing and checking: no database access. campaigns/services/items.py stores the rows.
 """
+
 from __future__ import annotations
 
 import csv
@@ -31,7 +32,9 @@ class RowError:
         where = "file" if self.row is None else f"row {self.row}"
         if self.line is not None and self.row is not None:
             where += f" (line {self.line})"
-        return f"{where}, {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}, {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 class ImportRejected(Exception):
@@ -85,8 +88,14 @@ def decode(content: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = content[: exc.start].count(b"\n") + 1
         raise ImportRejected(
-            [RowError(None, "", f"not UTF-8 text: byte 0x{content[exc.start]:02x} on line {line}"
-                      " (save the file as UTF-8)")]
+            [
+                RowError(
+                    None,
+                    "",
+                    f"not UTF-8 text: byte 0x{content[exc.start]:02x} on line {line}"
+                    " (save the file as UTF-8)",
+                )
+            ]
         ) from None
     if not text.strip():
         raise ImportRejected([RowError(None, "", "the file is empty")])
@@ -126,16 +135,29 @@ def _read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, int | None
                 continue  # blank line
             row += 1
             if len(values) != len(header):
-                yield row, start_line, RowError(
-                    row, "", f"{len(values)} fields, but the header has {len(header)}", start_line
+                yield (
+                    row,
+                    start_line,
+                    RowError(
+                        row,
+                        "",
+                        f"{len(values)} fields, but the header has {len(header)}",
+                        start_line,
+                    ),
                 )
             else:
                 yield row, start_line, dict(zip(header, values, strict=True))
             start_line = reader.line_num + 1
     except csv.Error as exc:
         raise ImportRejected(
-            [RowError(row + 1, "", f"malformed {'CSV' if delimiter == ',' else 'TSV'}: {exc}",
-                      reader.line_num)]
+            [
+                RowError(
+                    row + 1,
+                    "",
+                    f"malformed {'CSV' if delimiter == ',' else 'TSV'}: {exc}",
+                    reader.line_num,
+                )
+            ]
         ) from None
 
 
@@ -148,8 +170,11 @@ def _read_jsonl(text: str) -> Iterator[tuple[int, int | None, Any]]:
         try:
             yield row, line_no, json.loads(line)
         except json.JSONDecodeError as exc:
-            yield row, line_no, RowError(row, "", f"malformed JSON: {exc.msg} at column {exc.colno}",
-                                         line_no)
+            yield (
+                row,
+                line_no,
+                RowError(row, "", f"malformed JSON: {exc.msg} at column {exc.colno}", line_no),
+            )
 
 
 def _read_json(text: str) -> Iterator[tuple[int, int | None, Any]]:
@@ -157,7 +182,11 @@ def _read_json(text: str) -> Iterator[tuple[int, int | None, Any]]:
         records = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ImportRejected(
-            [RowError(None, "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")]
+            [
+                RowError(
+                    None, "", f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+                )
+            ]
         ) from None
     if isinstance(records, dict) and isinstance(records.get("items"), list):
         records = records["items"]
@@ -208,9 +237,14 @@ def check_record(
         return None
     system = record.get("system")
     return ParsedItem(
-        row=row, line=line, external_id=str(external_id).strip(),
-        system="" if system is None else str(system).strip()[:200], control=control,
-        data=data, gold=gold, gold_tolerance=None if tolerance is None else float(tolerance),
+        row=row,
+        line=line,
+        external_id=str(external_id).strip(),
+        system="" if system is None else str(system).strip()[:200],
+        control=control,
+        data=data,
+        gold=gold,
+        gold_tolerance=None if tolerance is None else float(tolerance),
     )
 
 
@@ -248,8 +282,9 @@ def _check_control(control, gold, tolerance, data, row, line, schema, out) -> st
             except AnswerInvalid as exc:
                 for path, message in exc.errors.items():
                     out.add(row, f"gold.{path}" if path else "gold", message, line)
-    if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, int | float)
-                                  or tolerance < 0):
+    if tolerance is not None and (
+        isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0
+    ):
         out.add(row, "gold_tolerance", "expected a number >= 0", line)
     return control
 
@@ -267,8 +302,12 @@ def parse_items(content: bytes, fmt: str, schema: TaskSchema) -> list[ParsedItem
         if parsed is None:
             continue
         if parsed.external_id in first_row:
-            out.add(row, "id", f"{parsed.external_id!r} repeats row {first_row[parsed.external_id]}",
-                    line)
+            out.add(
+                row,
+                "id",
+                f"{parsed.external_id!r} repeats row {first_row[parsed.external_id]}",
+                line,
+            )
             continue
         first_row[parsed.external_id] = row
         items.append(parsed)

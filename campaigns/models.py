@@ -246,9 +246,16 @@ class AssignmentItem(models.Model):
             models.UniqueConstraint(
                 fields=["assignment", "position"], name="assignmentitem_unique_position"
             ),
-            models.UniqueConstraint(fields=["assignment", "item"], name="assignmentitem_unique_item"),
-            models.CheckConstraint(condition=Q(position__gte=1), name="assignmentitem_position_gte_1"),
+            models.UniqueConstraint(
+                fields=["assignment", "item"], name="assignmentitem_unique_item"
+            ),
+            models.CheckConstraint(
+                condition=Q(position__gte=1), name="assignmentitem_position_gte_1"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"assignment {self.assignment_id} position {self.position}"
 
 
 class Annotation(models.Model):
@@ -283,6 +290,9 @@ class Annotation(models.Model):
             models.Index(fields=["campaign", "updated_at"], name="annotation_campaign_updated"),
             models.Index(fields=["item"], name="annotation_item"),
         ]
+
+    def __str__(self) -> str:
+        return f"annotation {self.pk} (item {self.item_id}, assignment {self.assignment_id})"
 
 
 class ExportJob(models.Model):

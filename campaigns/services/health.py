@@ -1,4 +1,5 @@
 """Reachability of the database and the broker, for /healthz and deploy checks."""
+
 import time
 
 from django.conf import settings
@@ -14,7 +15,11 @@ def _check_database() -> dict:
             cursor.fetchone()
     except DatabaseError as exc:
         return {"ok": False, "error": str(exc).strip()[:200]}
-    return {"ok": True, "vendor": connection.vendor, "ms": round(1000 * (time.perf_counter() - started), 1)}
+    return {
+        "ok": True,
+        "vendor": connection.vendor,
+        "ms": round(1000 * (time.perf_counter() - started), 1),
+    }
 
 
 def _check_broker() -> dict:

@@ -1,4 +1,5 @@
 """Item import: one all-or-nothing service behind the command, the admin form and the API."""
+
 from __future__ import annotations
 
 import io
@@ -33,7 +34,9 @@ def items_import(
     try:
         schema = parse_schema(campaign.schema)
     except SchemaInvalid as exc:
-        raise ImportRejected([RowError(None, "", f"the campaign's schema is invalid: {exc}")]) from None
+        raise ImportRejected(
+            [RowError(None, "", f"the campaign's schema is invalid: {exc}")]
+        ) from None
     parsed = parse_items(content, fmt, schema)
     with transaction.atomic():
         _reject_existing_ids(campaign, parsed)
@@ -58,8 +61,9 @@ def _reject_existing_ids(campaign: Campaign, parsed: list[ParsedItem]) -> None:
             "external_id", flat=True
         ):
             p = by_id[existing]
-            clashes.append(RowError(p.row, "id", f"{existing!r} already exists in this campaign",
-                                    p.line))
+            clashes.append(
+                RowError(p.row, "id", f"{existing!r} already exists in this campaign", p.line)
+            )
     if clashes:
         clashes.sort(key=lambda e: e.row or 0)
         raise ImportRejected(clashes)
@@ -95,8 +99,8 @@ def _integrity_errors() -> tuple[type[Exception], ...]:
 
 
 def _copy_field(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace(
-        "\r", "\\r"
+    return (
+        value.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
     )
 
 
@@ -104,8 +108,10 @@ def _copy_insert(campaign: Campaign, parsed: list[ParsedItem]) -> None:
     """PostgreSQL's COPY: the same rows as _bulk_insert, several times faster for big files."""
     k = campaign.annotations_per_item
     now = timezone.now().isoformat()
-    columns = ("campaign_id, external_id, system, data, control, gold, gold_tolerance, "
-               "slots_wanted, slots_taken, annotations_done, created_at")
+    columns = (
+        "campaign_id, external_id, system, data, control, gold, gold_tolerance, "
+        "slots_wanted, slots_taken, annotations_done, created_at"
+    )
     with connection.cursor() as cursor:
         for start in range(0, len(parsed), 10 * BATCH_SIZE):
             buf = io.StringIO()

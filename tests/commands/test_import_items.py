@@ -1,4 +1,5 @@
 """manage.py import_items reports success or every problem, and stores nothing on failure."""
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -18,7 +19,9 @@ def test_it_imports_a_file_and_says_how_many(campaign, tmp_path, capsys):
 def test_it_fails_with_the_row_numbered_problems(campaign, tmp_path):
     path = tmp_path / "items.csv"
     path.write_text("id,prompt,completion\n1,p,c\n1,p,c\n")
-    with pytest.raises(CommandError, match=r"Nothing imported; 1 problem\(s\):\nrow 2 \(line 3\), id"):
+    with pytest.raises(
+        CommandError, match=r"Nothing imported; 1 problem\(s\):\nrow 2 \(line 3\), id"
+    ):
         call_command("import_items", campaign.slug, str(path))
     assert not Item.objects.exists()
 

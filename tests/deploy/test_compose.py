@@ -1,4 +1,5 @@
 """docker-compose.yml runs the real topology (parsed: no container engine runs in tests)."""
+
 import os
 import runpy
 import shutil
@@ -69,9 +70,20 @@ def test_database_and_exports_live_on_named_volumes(compose, env_example):
 def test_all_settings_come_from_the_env_file(compose, env_example):
     for name in (*APP_SERVICES, "migrate", "db"):
         assert compose["services"][name]["env_file"] in (".env", [".env"])
-    for key in ("SECRET_KEY", "DEBUG", "ALLOWED_HOSTS", "DATABASE_URL", "CELERY_BROKER_URL",
-                "REDIS_URL", "MEDIA_ROOT", "EXPORT_STORAGE", "SITE_URL", "GUNICORN_WORKERS",
-                "CELERY_CONCURRENCY", "POSTGRES_PASSWORD"):
+    for key in (
+        "SECRET_KEY",
+        "DEBUG",
+        "ALLOWED_HOSTS",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "REDIS_URL",
+        "MEDIA_ROOT",
+        "EXPORT_STORAGE",
+        "SITE_URL",
+        "GUNICORN_WORKERS",
+        "CELERY_CONCURRENCY",
+        "POSTGRES_PASSWORD",
+    ):
         assert key in env_example, f".env.example does not document {key}"
     assert "@db:5432/" in env_example["DATABASE_URL"]
     assert env_example["CELERY_BROKER_URL"].startswith("redis://redis:6379/")
@@ -105,11 +117,20 @@ def test_the_image_runs_as_a_user_and_collects_static_files():
 
 
 def deploy_check(env: dict[str, str]) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in env and k not in ("CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")}
+    environment = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in env and k not in ("CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    }
     environment.update(env)
     return subprocess.run(  # noqa: S603
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -124,14 +145,19 @@ def test_the_placeholder_secret_is_refused_by_the_deploy_check(env_example):
     assert result.returncode != 0 and "security.W009" in result.stderr
 
 
-@pytest.mark.skipif(not shutil.which("docker-compose"),
-                    reason="docker-compose not installed (apt-get install docker-compose)")
+@pytest.mark.skipif(
+    not shutil.which("docker-compose"),
+    reason="docker-compose not installed (apt-get install docker-compose)",
+)
 def test_docker_compose_accepts_the_file(tmp_path):
     shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
     shutil.copy(ROOT / ".env.example", tmp_path / ".env")
     result = subprocess.run(  # noqa: S603
-        ["docker-compose", "config", "-q"]  # noqa: S607
-        , cwd=tmp_path, capture_output=True, text=True,
-        timeout=60, check=False,
+        ["docker-compose", "config", "-q"],  # noqa: S607
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr

@@ -1,4 +1,5 @@
 """Schemas are validated as a whole, and every problem names its JSON path."""
+
 import copy
 
 from campaigns.schema import parse_questions, parse_schema, validate_schema
@@ -47,7 +48,9 @@ def test_it_rejects_a_schema_without_questions_or_not_an_object():
 def test_it_rejects_rubric_levels_that_do_not_cover_the_range():
     schema = copy.deepcopy(RUBRIC_SCHEMA)
     schema["questions"][0]["criteria"][8]["levels"].pop()
-    assert "levels must describe each value from 0 to 2" in paths(schema)["questions[0].criteria[8]"]
+    assert (
+        "levels must describe each value from 0 to 2" in paths(schema)["questions[0].criteria[8]"]
+    )
 
 
 def test_it_rejects_a_followup_for_an_unknown_option():

@@ -1,5 +1,6 @@
 """`lines`: a label for each segment (line or sentence) of an item field, plus a follow-up
 text (the rewrite) required exactly for the labels that ask for it."""
+
 import ast
 import json
 import re
@@ -77,11 +78,11 @@ class LinesQuestion(BaseQuestion):
     def validate_answer(self, raw: Any, item_data: dict | None) -> list[dict]:
         segments = self.segments(item_data)
         if not isinstance(raw, list):
-            raise AnswerInvalid({self.id: f"Expected a label for each of the {len(segments)} lines."})
-        if len(raw) != len(segments):
             raise AnswerInvalid(
-                {self.id: f"Expected {len(segments)} line labels, got {len(raw)}."}
+                {self.id: f"Expected a label for each of the {len(segments)} lines."}
             )
+        if len(raw) != len(segments):
+            raise AnswerInvalid({self.id: f"Expected {len(segments)} line labels, got {len(raw)}."})
         errors: dict[str, str] = {}
         cleaned = [self._clean_line(n, entry, errors) for n, entry in enumerate(raw, start=1)]
         if errors:
@@ -152,7 +153,5 @@ class LinesQuestion(BaseQuestion):
 
     def is_empty(self, raw: Any) -> bool:
         if isinstance(raw, list):
-            return all(
-                (e.get("label") if isinstance(e, dict) else e) in (None, "") for e in raw
-            )
+            return all((e.get("label") if isinstance(e, dict) else e) in (None, "") for e in raw)
         return super().is_empty(raw)

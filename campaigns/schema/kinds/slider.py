@@ -1,4 +1,5 @@
 """`slider`: a number in [min, max] on a step grid, which must be moved before it counts."""
+
 import math
 from typing import Any, ClassVar, Literal
 
@@ -54,7 +55,9 @@ class SliderQuestion(BaseQuestion):
         if value is None:
             raise AnswerInvalid({self.id: "Move the slider to give a score."})
         if not self.min <= value <= self.max:
-            raise AnswerInvalid({self.id: f"The score must lie between {self.min:g} and {self.max:g}."})
+            raise AnswerInvalid(
+                {self.id: f"The score must lie between {self.min:g} and {self.max:g}."}
+            )
         steps = (value - self.min) / self.step
         if not math.isclose(steps, round(steps), abs_tol=1e-6):
             raise AnswerInvalid({self.id: f"The score must be a multiple of {self.step:g}."})
