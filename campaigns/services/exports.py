@@ -28,7 +28,7 @@ from kombu.exceptions import KombuError
 from ..errors import ServiceError
 from ..exporting import FORMATS, annotation_chunks, export_scope, line_counts, plan_columns
 from ..exporting.readahead import read_ahead, read_ahead_possible
-from ..exporting.source import CHUNK_SIZE
+from ..exporting.source import CHUNK_SIZE, ExportScope
 from ..models import Campaign, ExportJob
 from ..schema import SchemaInvalid, parse_schema
 from ..selectors.campaigns import campaign_visible_to
@@ -215,15 +215,19 @@ def _write_annotations(job: ExportJob, stream: TextIO) -> int:
     writer = FORMATS[job.format](stream, plan)
     writer.begin()
     written = 0
-    def chunks():
-        return annotation_chunks(scope, chunk_size=chunk_size())
-
-    for rows in read_ahead(chunks) if read_ahead_possible() else chunks():
+    for rows in _chunks(scope):
         writer.write_chunk(rows)
         written += len(rows)
         _progress(job, rows_written=written)
     writer.end()
     return written
+
+
+def _chunks(scope: ExportScope) -> Iterator[list[tuple]]:
+    def read() -> Iterator[list[tuple]]:
+        return annotation_chunks(scope, chunk_size=chunk_size())
+
+    return read_ahead(read) if read_ahead_possible() else read()
 
 
 def _write_analysis(job: ExportJob, stream: TextIO) -> int | None:
