@@ -87,3 +87,19 @@ def test_a_campaign_without_annotations_exports_just_the_header(owner, export):
     job, text = export(campaign, "csv")
     assert text.splitlines() == [",".join([*META, "summary_consistent"])]
     assert (job.rows_total, job.rows_written) == (0, 0)
+
+
+def test_rubric_answers_with_other_keys_than_the_criteria_still_land_in_their_columns(
+    owner, export
+):
+    campaign = make_campaign(owner=owner, schema=RUBRIC_SCHEMA)
+    full = {f"C{n}": 1 for n in range(1, 16)}
+    make_annotation(campaign, item="a", answers={"rubric": {**full, "total": 15}})
+    make_annotation(campaign, item="b", platform_id="P2",  # stored before C15 was added
+                    answers={"rubric": {**{f"C{n}": 0 for n in range(1, 15)}, "total": 0}})
+    make_annotation(campaign, item="c", platform_id="P3",
+                    answers={"rubric": {**full, "C2": 0, "total": 14}})
+    _, text = export(campaign, "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["rubric.C2"], r["rubric.C15"], r["rubric.total"]) for r in rows] == [
+        ("1", "1", "15"), ("0", "", "0"), ("0", "1", "14")]
