@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test test-fast lint bench-import clean
+.PHONY: install demo test test-fast lint bench-import bench-export clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
@@ -31,6 +31,9 @@ lint: install
 
 bench-import: install
 	$(PY) bench/import_items.py
+
+bench-export: install
+	$(PY) bench/export.py
 
 # Fault injection (issue 7): throwaway PostgreSQL/Redis on ports 55432/56379, gunicorn on 8401.
 .PHONY: test-faults
