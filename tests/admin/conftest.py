@@ -1,6 +1,4 @@
 """Admin test fixtures: two researchers (staff, Researchers group), a superuser, their clients."""
-import os
-import shutil
 
 import pytest
 
@@ -64,25 +62,9 @@ def super_client(client, superuser):
     return client
 
 
-@pytest.fixture(scope="module")
-def admin_browser():
-    """Headless Chromium for this module only: Playwright's sync API allows one session at a
-    time per thread, and tests/browser keeps its own open until the end of the run."""
-    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser.conftest import CHROMIUM_ARGS
-
-    executable = shutil.which("chromium") or shutil.which("chromium-browser")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
 @pytest.fixture
-def admin_page(admin_browser):
-    context = admin_browser.new_context(viewport={"width": 1280, "height": 900})
+def admin_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(10_000)
     page = context.new_page()
     errors = []

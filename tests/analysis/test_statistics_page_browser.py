@@ -4,12 +4,12 @@ from django.test import Client
 from django.urls import reverse
 
 from tests.analysis.test_selector import _study
-from tests.browser.conftest import _no_rate_limits, browser, page  # noqa: F401 (fixtures)
+from tests.browser.conftest import _no_rate_limits  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_statistics_page_draws_its_charts_under_the_csp(page, live_server,  # noqa: F811
+def test_the_statistics_page_draws_its_charts_under_the_csp(page, live_server,
                                                             admin_user, owner):
     campaign = _study(owner)
     client = Client()
