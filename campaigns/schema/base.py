@@ -79,6 +79,13 @@ class BaseQuestion(Strict):
         return None if value in (None, "") else value
 
 
+def require_distinct(values: list, what: str) -> None:
+    """Raise ValueError naming the repeated values (options, points, criteria must be unique)."""
+    repeated = sorted({str(v) for v in values if values.count(v) > 1})
+    if repeated:
+        raise ValueError(f"{what} must be distinct; repeated: {', '.join(repeated)}")
+
+
 def as_int(raw: Any) -> int | None:
     """Accept 3, 3.0, "3" and "3.0" as the integer 3; anything else is None."""
     if isinstance(raw, bool):

@@ -63,13 +63,6 @@ def super_client(client, superuser):
 
 
 @pytest.fixture
-def admin_page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("console", lambda msg: errors.append(msg.text) if "Refused to" in msg.text else None)
-    yield page
-    context.close()
-    assert not errors, f"JavaScript errors or CSP violations: {errors}"
+def admin_page(page):
+    """The shared browser page (tests/conftest.py): it fails on script errors or CSP violations."""
+    return page

@@ -84,3 +84,9 @@ def test_answer_errors_carry_every_path():
     exc = AnswerInvalid({"a": "x", "b.1": "y"})
     assert exc.errors == {"a": "x", "b.1": "y"}
     assert "b.1: y" in str(exc)
+
+
+def test_it_names_the_repeated_option_value():
+    schema = copy.deepcopy(TRANSLATION_SCHEMA)
+    schema["questions"][1]["options"][1]["value"] = "typos"
+    assert paths(schema)["questions[1]"] == "option values must be distinct; repeated: typos"

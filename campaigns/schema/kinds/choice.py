@@ -3,7 +3,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Option
+from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Option, require_distinct
 
 
 class ChoiceQuestion(BaseQuestion):
@@ -14,9 +14,7 @@ class ChoiceQuestion(BaseQuestion):
 
     @model_validator(mode="after")
     def _distinct_values(self):
-        values = [o.value for o in self.options]
-        if len(set(values)) != len(values):
-            raise ValueError("option values must be distinct")
+        require_distinct([o.value for o in self.options], "option values")
         return self
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> str:

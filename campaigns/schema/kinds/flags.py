@@ -3,7 +3,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Option
+from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Option, require_distinct
 
 OTHER_MAX_LENGTH = 1000
 
@@ -19,9 +19,7 @@ class FlagsQuestion(BaseQuestion):
 
     @model_validator(mode="after")
     def _distinct_values(self):
-        values = [o.value for o in self.options]
-        if len(set(values)) != len(values):
-            raise ValueError("option values must be distinct")
+        require_distinct([o.value for o in self.options], "option values")
         return self
 
     def is_empty(self, raw: Any) -> bool:

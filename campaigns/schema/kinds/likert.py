@@ -3,7 +3,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Point, as_int
+from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Point, as_int, require_distinct
 
 
 class LikertQuestion(BaseQuestion):
@@ -14,9 +14,7 @@ class LikertQuestion(BaseQuestion):
 
     @model_validator(mode="after")
     def _distinct_values(self):
-        values = [p.value for p in self.points]
-        if len(set(values)) != len(values):
-            raise ValueError("point values must be distinct")
+        require_distinct(self.values, "point values")
         return self
 
     @property

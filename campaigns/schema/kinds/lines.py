@@ -8,7 +8,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import ID_PATTERN, AnswerInvalid, BaseQuestion, MeasurementLevel, Option, Strict
+from ..base import (
+    ID_PATTERN,
+    AnswerInvalid,
+    BaseQuestion,
+    MeasurementLevel,
+    Option,
+    Strict,
+    require_distinct,
+)
 
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
@@ -62,8 +70,7 @@ class LinesQuestion(BaseQuestion):
     @model_validator(mode="after")
     def _consistent(self):
         values = [o.value for o in self.options]
-        if len(set(values)) != len(values):
-            raise ValueError("option values must be distinct")
+        require_distinct(values, "option values")
         if self.followup:
             unknown = set(self.followup.when) - set(values)
             if unknown:

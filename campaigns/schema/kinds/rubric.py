@@ -3,7 +3,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import ID_PATTERN, AnswerInvalid, BaseQuestion, MeasurementLevel, Strict, as_int
+from ..base import (
+    ID_PATTERN,
+    AnswerInvalid,
+    BaseQuestion,
+    MeasurementLevel,
+    Strict,
+    as_int,
+    require_distinct,
+)
 
 
 class Level(Strict):
@@ -38,8 +46,7 @@ class RubricQuestion(BaseQuestion):
     @model_validator(mode="after")
     def _distinct_ids(self):
         ids = [c.id for c in self.criteria]
-        if len(set(ids)) != len(ids):
-            raise ValueError("criterion ids must be distinct")
+        require_distinct(ids, "criterion ids")
         if "total" in ids:
             raise ValueError("'total' is reserved for the computed sum")
         return self
