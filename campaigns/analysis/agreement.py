@@ -57,6 +57,21 @@ def value_counts(
     return counts, domain
 
 
+def _rated(values: np.ndarray, numeric: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(mask of present values, those values as floats, or as strings for nominal)."""
+    values = values.astype(float) if numeric and values.dtype != object else values
+    keep = pd.notna(values)
+    values = values[keep] if not keep.all() else values
+    return keep, values.astype(float) if numeric else values.astype(str)
+
+
+def rating_counts(units, values, *, level: str) -> tuple[np.ndarray, np.ndarray]:
+    """value_counts of (unit, value) ratings read as krippendorff_alpha reads them."""
+    units, values = np.asarray(units), np.asarray(values)
+    keep, values = _rated(values, level != "nominal")
+    return value_counts(units[keep], values, numeric=level != "nominal")
+
+
 def alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> float | None:
     """Krippendorff's alpha from the package; None when it is undefined (no pairs, one value)."""
     if counts.shape[0] == 0 or counts.sum() < 2 or (counts.sum(axis=0) > 0).sum() < 2:
@@ -128,11 +143,9 @@ def krippendorff_alpha(
         raise ValueError(f"unknown level of measurement {level!r}")
     units, raters, values = (np.asarray(a) for a in (units, raters, values))
     numeric = level != "nominal"
-    values = values.astype(float) if numeric and values.dtype != object else values
-    keep = pd.notna(values)
+    keep, values = _rated(values, numeric)
     if not keep.all():
-        units, raters, values = units[keep], raters[keep], values[keep]
-    values = values.astype(float) if numeric else values.astype(str)
+        units, raters = units[keep], raters[keep]
     unit_index = unit_codes(units)
     counts, domain = value_counts(units, values, numeric=numeric, codes=unit_index)
     pairable = np.bincount(unit_index)[unit_index] >= 2
