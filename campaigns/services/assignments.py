@@ -358,6 +358,7 @@ def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
         AssignmentItem(assignment=assignment, item_id=pk, position=i)
         for i, pk in enumerate(order, start=1)
     )
+    assignment.just_created = True  # its first item is the place to start (no query needed)
     return assignment
 
 

@@ -53,6 +53,8 @@ def resume_url(assignment: Assignment) -> str:
     """Where a returning worker continues: the first unanswered item, else the finish page."""
     if assignment.status == Assignment.Status.SUBMITTED:
         return done_url(assignment)
+    if getattr(assignment, "just_created", False):  # a fresh claim: nothing answered yet
+        return item_url(assignment, 1)
     progress = assignment_progress(assignment=assignment)
     if progress.next_position is None:
         return finish_url(assignment)
@@ -104,7 +106,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         assignment.refresh_from_db(fields=["status", "deadline"])
         return _closed(request, assignment, status=409, message=exc.message)
     # Saved: on to the next item, or to the finish page after the last one.
-    total = assignment_progress(assignment=assignment).total
+    total = assignment.item_count  # read with the assignment (items never change)
     return redirect(item_url(assignment, position + 1) if position < total
                     else finish_url(assignment))
 

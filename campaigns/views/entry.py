@@ -8,8 +8,8 @@ from __future__ import annotations
 import secrets
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
@@ -17,7 +17,7 @@ from ..errors import ServiceError
 from ..forms import PlatformParams, answers_from_post, platform_params, question_fields
 from ..models import Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
-from ..selectors.assignments import worker_open_assignment
+from ..selectors.assignments import campaign_by_slug, worker_open_assignment
 from ..services.assignments import (
     assignment_claim,
     worker_get_or_create,
@@ -95,7 +95,9 @@ def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, *,
 @never_cache
 @require_http_methods(["GET", "POST"])
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_by_slug(slug=slug)
+    if campaign is None:
+        raise Http404("No such study.")
     if request.method == "POST":
         return _start(request, campaign)
     params = platform_params(request.GET)
