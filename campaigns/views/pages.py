@@ -7,13 +7,14 @@ from typing import Any
 from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 from django.views.decorators.clickjacking import xframe_options_exempt
 
-from ..forms import question_fields, timer_start
+from ..forms import QuestionField, question_fields, timer_start
 from ..models import Campaign, Item
 from ..rendering import render_markdown
-from ..schema import TaskSchema, parse_schema_cached
+from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
 
 # Question kinds with a static script (static/campaigns/<kind>.js).
@@ -65,6 +66,31 @@ def campaign_texts(campaign: Campaign) -> dict:
     }
 
 
+# Kinds whose unanswered widget depends on the question alone (not on the item's text).
+ITEM_INDEPENDENT_KINDS = frozenset({"likert", "choice", "text", "slider", "flags", "rubric"})
+_BLANK_WIDGETS: dict[int, tuple[BaseQuestion, SafeString]] = {}  # id(question) -> HTML
+_BLANK_WIDGETS_MAX = 1024
+
+
+def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
+    """A question's partial rendered once per process while unanswered and without errors.
+
+    The partial (escaped as usual) reads nothing but the field, and an unanswered field
+    without errors is the same on every item, so its HTML is kept with the parsed question
+    (cached per schema); "" means: render the partial as usual.
+    """
+    question = field.question
+    if value is not None or field.errors or question.kind not in ITEM_INDEPENDENT_KINDS:
+        return ""
+    cached = _BLANK_WIDGETS.get(id(question))
+    if cached is None or cached[0] is not question:
+        if len(_BLANK_WIDGETS) >= _BLANK_WIDGETS_MAX:
+            _BLANK_WIDGETS.clear()
+        cached = (question, render_to_string(field.template, {"f": field}))
+        _BLANK_WIDGETS[id(question)] = cached
+    return cached[1]
+
+
 def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
                  values: dict | None = None, errors: dict | None = None,
                  preview: bool = False) -> dict:
@@ -72,6 +98,8 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
     schema = parse_schema_cached(campaign.schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
                                     item_data=item.data)
+    for f in fields:
+        f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {
         "campaign": campaign,
         "position": position,
