@@ -134,6 +134,8 @@ def main() -> int:
     print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {total_q:5.2f} queries")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(
+            r"campaigns/|template/base.py.*\(render\)|signing|csrf|middleware", 60)
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
     return 0
 
