@@ -18,6 +18,8 @@ __all__ = [
     "assignment_page",
     "assignment_progress",
     "campaign_by_slug",
+    "model_columns",
+    "model_from_row",
     "worker_open_assignment",
 ]
 
@@ -77,7 +79,8 @@ class AssignmentPage:
 # costs about ten times the database round trip in CPU, so they are plain SQL built once from
 # the models' metadata, with the same converters the ORM applies (JSON, SQLite datetimes).
 
-def _columns(model: type[Model], alias: str) -> str:
+def model_columns(model: type[Model], alias: str) -> str:
+    """The model's concrete columns, qualified by `alias`, in field order (for model_from_row)."""
     quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
     return ", ".join(f"{alias}.{quote(f.column)}" for f in model._meta.concrete_fields)
 
@@ -96,7 +99,7 @@ def _converters(conn, model: type[Model]) -> list:
     return cache[model]
 
 
-def _instance(conn, model: type[Model], values: list) -> Model:
+def model_from_row(conn, model: type[Model], values: list) -> Model:
     """A model instance from one row of its concrete columns, as the ORM would build it."""
     for i, funcs, col in _converters(conn, model):
         value = values[i]
@@ -119,8 +122,8 @@ _SQL: dict[str, str] = {}
 def _assignment_sql() -> str:
     if "assignment" not in _SQL:
         _SQL["assignment"] = (
-            f"SELECT {_columns(Assignment, 'a')}, {_columns(Campaign, 'c')}, "  # noqa: S608 (names from the models)
-            f"{_columns(Worker, 'w')}, (SELECT COUNT(*) FROM "
+            f"SELECT {model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "  # noqa: S608 (names from the models)
+            f"{model_columns(Worker, 'w')}, (SELECT COUNT(*) FROM "
             f"{AssignmentItem._meta.db_table} ai WHERE ai.assignment_id = a.id) "
             f"FROM {Assignment._meta.db_table} a "
             f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
@@ -142,9 +145,9 @@ def assignment_by_token(*, token: str) -> Assignment | None:
     n_a = len(Assignment._meta.concrete_fields)
     n_c = len(Campaign._meta.concrete_fields)
     values = list(row)
-    assignment = _instance(conn, Assignment, values[:n_a])
-    campaign = _instance(conn, Campaign, values[n_a:n_a + n_c])
-    worker = _instance(conn, Worker, values[n_a + n_c:-1])
+    assignment = model_from_row(conn, Assignment, values[:n_a])
+    campaign = model_from_row(conn, Campaign, values[n_a:n_a + n_c])
+    worker = model_from_row(conn, Worker, values[n_a + n_c:-1])
     Assignment.campaign.field.set_cached_value(assignment, campaign)
     Assignment.worker.field.set_cached_value(assignment, worker)
     assignment.item_count = int(values[-1])
@@ -156,12 +159,13 @@ def campaign_by_slug(*, slug: str) -> Campaign | None:
     if not slug or len(slug) > Campaign._meta.get_field("slug").max_length:
         return None
     if "campaign" not in _SQL:
-        _SQL["campaign"] = (f"SELECT {_columns(Campaign, 'c')} FROM {Campaign._meta.db_table} c "  # noqa: S608 (names from the models)
+        columns = model_columns(Campaign, "c")
+        _SQL["campaign"] = (f"SELECT {columns} FROM {Campaign._meta.db_table} c "  # noqa: S608 (names from the models)
                             "WHERE c.slug = %s")
     row = _fetch_one(_SQL["campaign"], [slug])
     if row is None:
         return None
-    return _instance(connections[DEFAULT_DB_ALIAS], Campaign, list(row))
+    return model_from_row(connections[DEFAULT_DB_ALIAS], Campaign, list(row))
 
 
 def worker_open_assignment(*, worker: Worker) -> Assignment | None:
@@ -212,13 +216,14 @@ def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage 
     if not 1 <= position <= progress.total:
         return None
     if "slot" not in _SQL:
-        _SQL["slot"] = (f"SELECT {_columns(Item, 'i')} FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
+        columns = model_columns(Item, "i")
+        _SQL["slot"] = (f"SELECT {columns} FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
                         f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
                         "WHERE ai.assignment_id = %s AND ai.position = %s")
     row = _fetch_one(_SQL["slot"], [assignment.pk, position])
     if row is None:
         return None
-    item = _instance(connections[DEFAULT_DB_ALIAS], Item, list(row))
+    item = model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row))
     annotation = None
     if position in progress.answered_positions:
         annotation = Annotation.objects.filter(assignment=assignment, item_id=item.pk).first()

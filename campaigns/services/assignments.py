@@ -414,7 +414,7 @@ def assignment_submit(*, assignment: Assignment) -> Assignment:
     with transaction.atomic():
         # Lock the assignment: a concurrent expiry, return or answer must not interleave
         # between the "all answered" check and the status change.
-        row = lock_row(Assignment, assignment.pk)
+        row = _lock_assignment(assignment.pk)
         if row is None:
             raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
         if row["status"] == Assignment.Status.SUBMITTED:
@@ -438,19 +438,33 @@ def assignment_submit(*, assignment: Assignment) -> Assignment:
     return assignment
 
 
+_REFRESHED = ("status", "deadline", "submitted_at", "completion_code")
+
+
+def _lock_assignment(pk: int) -> dict | None:
+    """lock_row(Assignment, pk) for the fields _refresh needs, in plain SQL on PostgreSQL."""
+    if connection.vendor != "postgresql":
+        return lock_row(Assignment, pk)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {', '.join(_REFRESHED)} FROM "  # noqa: S608 (names only)
+                       f"{Assignment._meta.db_table} WHERE id = %s FOR NO KEY UPDATE", [pk])
+        row = cursor.fetchone()
+    return dict(zip(_REFRESHED, row, strict=True)) if row else None
+
+
 def _refresh(assignment: Assignment, row: dict) -> None:
-    for field in ("status", "deadline", "submitted_at", "completion_code"):
+    for field in _REFRESHED:
         setattr(assignment, field, row[field])
 
 
 def _unanswered_positions(assignment: Assignment) -> list[int]:
-    answered = Annotation.objects.filter(assignment=assignment, item=OuterRef("item"))
-    return list(
-        AssignmentItem.objects.filter(assignment=assignment)
-        .exclude(Exists(answered))
-        .order_by("position")
-        .values_list("position", flat=True)
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT ai.position FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names only)
+            f"WHERE ai.assignment_id = %s AND NOT EXISTS (SELECT 1 FROM "
+            f"{Annotation._meta.db_table} an WHERE an.assignment_id = ai.assignment_id "
+            "AND an.item_id = ai.item_id) ORDER BY ai.position", [assignment.pk])
+        return [position for (position,) in cursor.fetchall()]
 
 
 def assignment_return(*, assignment: Assignment) -> Assignment:
