@@ -44,8 +44,10 @@ def export_scope(*, campaign_id: int, excluded_workers: Iterable[int] = ()) -> E
     return ExportScope(campaign_id, excluded, found["top"] or 0, found["total"])
 
 
-def annotation_chunks(scope: ExportScope, *, chunk_size: int = CHUNK_SIZE) -> Iterator[list[tuple]]:
-    """Lists of SOURCE_FIELDS tuples plus the answers as JSON text, in id order.
+def annotation_chunks(
+    scope: ExportScope, *, chunk_size: int = CHUNK_SIZE, start: int = 0
+) -> Iterator[list[tuple]]:
+    """Lists of SOURCE_FIELDS tuples plus the answers as JSON text, in id order (ids > start).
 
     Times come as ISO 8601 text and the answers as JSON text, both written by the database:
     that spares parsing them into Python objects only to format them again.
@@ -53,7 +55,7 @@ def annotation_chunks(scope: ExportScope, *, chunk_size: int = CHUNK_SIZE) -> It
     fields = [IsoUtc(f) if f in TIMESTAMP_FIELDS else f for f in SOURCE_FIELDS]
     answers = Cast("answers", output_field=TextField())
     base = scope.queryset().order_by("id").values_list(*fields, answers)
-    last = 0
+    last = start
     while True:
         rows = list(base.filter(id__gt=last)[:chunk_size])
         if rows:

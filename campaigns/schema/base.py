@@ -69,6 +69,18 @@ class BaseQuestion(Strict):
         """The atomic parts this question can produce (stable export column order)."""
         return [""]
 
+    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]] | None:
+        """PostgreSQL expressions for the export's parts, mirroring atoms(): (part, jsonb SQL).
+
+        `answer_sql` is the answer as jsonb (SQL NULL when absent). Each expression gives the
+        jsonb value atoms() would give for that part, or SQL_UNSUPPORTED where atoms() would
+        give something else; campaigns/exporting/sql.py renders the values as the csv writer
+        does. None: this kind's answers are exported by the Python path.
+        """
+        if type(self).atoms is BaseQuestion.atoms:
+            return [("", answer_sql)]
+        return None
+
     def part_measurement(self, part: str) -> MeasurementLevel:
         """The level of measurement of one atomic part (for agreement statistics)."""
         return self.measurement
@@ -115,3 +127,12 @@ def as_number(raw: Any) -> float | None:
     if value != value or value in (float("inf"), float("-inf")):
         return None
     return value
+
+
+# In a sql_parts() expression: the export falls back to the Python path for the rows at hand.
+SQL_UNSUPPORTED = "(pg_temp.export_sql_unsupported()::jsonb)"
+
+
+def sql_text(value: str) -> str:
+    """A PostgreSQL string literal (for names taken from a schema in sql_parts())."""
+    return "'" + value.replace("'", "''") + "'"

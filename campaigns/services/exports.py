@@ -29,6 +29,7 @@ from ..errors import ServiceError
 from ..exporting import FORMATS, annotation_chunks, export_scope, line_counts, plan_columns
 from ..exporting.readahead import read_ahead, read_ahead_possible
 from ..exporting.source import CHUNK_SIZE, ExportScope
+from ..exporting.sql import sql_path_enabled, write_csv
 from ..models import Campaign, ExportJob
 from ..schema import SchemaInvalid, parse_schema
 from ..selectors.campaigns import campaign_visible_to
@@ -212,6 +213,13 @@ def _write_annotations(job: ExportJob, stream: TextIO) -> int:
         line_counts=line_counts(scope, schema),
         raw_worker_ids=_raw_ids_allowed(job),
     )
+    if job.format == "csv" and sql_path_enabled():
+        written = write_csv(
+            stream=stream, plan=plan, scope=scope,
+            progress=lambda n: _progress(job, rows_written=n),
+        )
+        if written is not None:
+            return written
     writer = FORMATS[job.format](stream, plan)
     writer.begin()
     written = 0

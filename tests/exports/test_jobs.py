@@ -100,6 +100,7 @@ def test_progress_and_totals_are_recorded_on_the_job(campaign, export, settings)
 
 
 def test_the_number_of_queries_grows_with_chunks_not_rows(campaign, settings):
+    settings.EXPORT_SQL_PATH = False  # the Python path's chunks (the SQL path: test_sql_path)
     def queries(chunk: int) -> int:
         settings.EXPORT_CHUNK_SIZE = chunk
         job = export_job_create(campaign=campaign, requested_by=None, fmt="csv", enqueue=False)

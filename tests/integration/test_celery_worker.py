@@ -76,6 +76,7 @@ def start_worker(tmp_path, settings):
         "OPTIONS": {"location": str(media / "exports")}}}
     env = {**os.environ, "DATABASE_URL": _database_url(), "MEDIA_ROOT": str(media),
            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "EXPORT_CHUNK_SIZE": "5",
+           "EXPORT_SQL_CHUNK_SIZE": "5",
            "PYTHONUNBUFFERED": "1"}
     _drop_stale_messages()
     app.conf.task_always_eager = False  # the autouse fixture puts it back

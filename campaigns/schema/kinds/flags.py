@@ -3,7 +3,15 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Option, require_distinct
+from ..base import (
+    SQL_UNSUPPORTED,
+    AnswerInvalid,
+    BaseQuestion,
+    MeasurementLevel,
+    Option,
+    require_distinct,
+    sql_text,
+)
 
 OTHER_MAX_LENGTH = 1000
 
@@ -65,6 +73,28 @@ class FlagsQuestion(BaseQuestion):
 
     def parts(self, item_data: dict | None = None) -> list[str]:
         return ["", *(o.value for o in self.options), *(["other"] if self.other else [])]
+
+    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]]:
+        # atoms() needs an object whose "selected" (if any) is a list of hashables; anything
+        # else (exported as JSON text by the Python path) goes to the Python path.
+        sel = f"({answer_sql} -> 'selected')"
+        odd = (
+            f"jsonb_typeof({answer_sql}) <> 'object' OR ({answer_sql} ? 'selected' AND "
+            f"(jsonb_typeof({sel}) <> 'array' OR "
+            f"jsonb_path_exists({sel}, '$[*] ? (@.type() != \"string\")')))"
+        )
+        has = {o.value: f"coalesce({sel} ? {sql_text(o.value)}, false)" for o in self.options}
+        joined = ", ".join(f"CASE WHEN {has[o.value]} THEN {sql_text(o.value)} END"
+                           for o in self.options)
+        exprs = {"": f"to_jsonb(concat_ws('|', {joined}))"}
+        for o in self.options:
+            exprs[o.value] = f"to_jsonb(CASE WHEN {has[o.value]} THEN 1 ELSE 0 END)"
+        exprs["other"] = f"coalesce({answer_sql} -> 'other', '\"\"'::jsonb)"
+        return [
+            (p, f"(CASE WHEN {answer_sql} IS NULL OR {answer_sql} = 'null'::jsonb THEN NULL "
+                f"WHEN {odd} THEN {SQL_UNSUPPORTED} ELSE {exprs[p]} END)")
+            for p in parts
+        ]
 
     def form_value(self, post: Any, prefix: str) -> Any:
         return {"selected": post.getlist(prefix), "other": post.get(f"{prefix}__other", "")}

@@ -10,12 +10,14 @@ from pydantic import Field, model_validator
 
 from ..base import (
     ID_PATTERN,
+    SQL_UNSUPPORTED,
     AnswerInvalid,
     BaseQuestion,
     MeasurementLevel,
     Option,
     Strict,
     require_distinct,
+    sql_text,
 )
 
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -136,6 +138,20 @@ class LinesQuestion(BaseQuestion):
     def parts(self, item_data: dict | None = None) -> list[str]:
         n_lines = len(self.segments(item_data)) if item_data is not None else 0
         return self.parts_for(n_lines)
+
+    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]]:
+        # atoms() keeps no part of a list holding a non-object (entry.get fails): neither
+        # may SQL, so such an answer goes to the Python path. A non-list gives NULLs alike.
+        odd = (
+            f"jsonb_typeof({answer_sql}) = 'array' AND "
+            f"jsonb_path_exists({answer_sql}, '$[*] ? (@.type() != \"object\")')"
+        )
+        out = []
+        for part in parts:
+            n, key = part.split(".", 1)
+            out.append((part, f"(CASE WHEN {odd} THEN {SQL_UNSUPPORTED} "
+                              f"ELSE {answer_sql} -> {int(n) - 1} -> {sql_text(key)} END)"))
+        return out
 
     def parts_for(self, n_lines: int) -> list[str]:
         parts = []

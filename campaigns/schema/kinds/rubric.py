@@ -11,6 +11,7 @@ from ..base import (
     Strict,
     as_int,
     require_distinct,
+    sql_text,
 )
 
 
@@ -89,6 +90,10 @@ class RubricQuestion(BaseQuestion):
 
     def parts(self, item_data: dict | None = None) -> list[str]:
         return [c.id for c in self.criteria] + ["total"]
+
+    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]]:
+        # Not an object: atoms() fails and the export keeps no part; `->` gives NULL alike.
+        return [(p, f"({answer_sql} -> {sql_text(p)})") for p in parts]
 
     def part_measurement(self, part: str) -> MeasurementLevel:
         return "interval" if part == "total" else "ordinal"
