@@ -20,6 +20,7 @@ __all__ = [
     "campaign_by_slug",
     "model_columns",
     "model_from_row",
+    "worker_by_platform_id",
     "worker_open_assignment",
 ]
 
@@ -229,3 +230,16 @@ def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage 
         annotation = Annotation.objects.filter(assignment=assignment, item_id=item.pk).first()
     entry = AssignmentEntry(position, item, annotation)
     return AssignmentPage(entry=entry, progress=progress)
+
+
+def worker_by_platform_id(*, campaign: Campaign, platform: str,
+                          platform_id: str) -> Worker | None:
+    """The campaign's worker with this platform id, or None (one query)."""
+    if "worker" not in _SQL:
+        columns = model_columns(Worker, "w")
+        _SQL["worker"] = (f"SELECT {columns} FROM {Worker._meta.db_table} w "  # noqa: S608 (names from the models)
+                          "WHERE w.campaign_id = %s AND w.platform = %s AND w.platform_id = %s")
+    row = _fetch_one(_SQL["worker"], [campaign.pk, platform, platform_id])
+    if row is None:
+        return None
+    return model_from_row(connections[DEFAULT_DB_ALIAS], Worker, list(row))

@@ -116,7 +116,13 @@ def _upsert(assignment: Assignment, item: Item, answers: dict, seconds_spent: fl
     # Read-then-write is safe here: the caller holds the assignment's lock, so no other save
     # for this assignment runs between the read and the insert (and the unique constraint on
     # (assignment, item) would refuse a duplicate anyway).
-    annotation = Annotation.objects.filter(assignment_id=assignment.pk, item_id=item.pk).first()
+    with connection.cursor() as cursor:  # plain SQL: no ORM compilation on the hot path
+        cursor.execute(f"SELECT {model_columns(Annotation, 'an')} "  # noqa: S608 (names only)
+                       f"FROM {Annotation._meta.db_table} an "
+                       "WHERE an.assignment_id = %s AND an.item_id = %s", [assignment.pk, item.pk])
+        row = cursor.fetchone()
+    annotation = (model_from_row(connections[DEFAULT_DB_ALIAS], Annotation, list(row))
+                  if row else None)
     if annotation is None:
         annotation = Annotation.objects.create(
             campaign_id=assignment.campaign_id, assignment_id=assignment.pk, item=item,

@@ -20,13 +20,14 @@ import time
 from collections import Counter
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import SchemaInvalid, parse_questions, validate_answers
+from ..selectors.assignments import model_columns, model_from_row, worker_by_platform_id
 
 __all__ = [
     "PLATFORM_ID_FIELDS",
@@ -101,9 +102,18 @@ def worker_get_or_create(*, campaign: Campaign, platform: str, platform_id: str)
     if len(platform_id) > 200:
         raise ServiceError("The worker id is too long (200 characters at most).",
                            code="worker_id_too_long")
-    worker, _ = Worker.objects.get_or_create(
-        campaign=campaign, platform=platform, platform_id=platform_id
-    )
+    worker = worker_by_platform_id(campaign=campaign, platform=platform,
+                                   platform_id=platform_id)
+    if worker is None:  # first sight: create; a concurrent first visit may win the race
+        try:
+            with transaction.atomic():
+                worker = Worker.objects.create(campaign=campaign, platform=platform,
+                                               platform_id=platform_id)
+        except IntegrityError:
+            worker = worker_by_platform_id(campaign=campaign, platform=platform,
+                                           platform_id=platform_id)
+            if worker is None:
+                raise
     return worker
 
 
@@ -182,8 +192,7 @@ def _claim(campaign: Campaign, worker: Worker, now: datetime,
         status = _lock_worker_and_read_status(worker)
         if status != Campaign.Status.LIVE:  # paused or closed since the caller loaded it
             raise NotLive(NOT_LIVE_MESSAGES.get(str(status), NOT_LIVE_MESSAGES["closed"]))
-        current = (Assignment.objects.filter(worker=worker, status=OPEN, deadline__gt=now)
-                   .order_by("-id").first())
+        current = _open_assignment(worker, now)
         if current is not None:  # a returning worker resumes where they were
             return _update_platform_ids(current, platform_ids)
         _check_worker_limit(campaign, worker, now)
@@ -215,6 +224,19 @@ def _lock_worker_and_read_status(worker: Worker) -> str | None:
         )
         row = cursor.fetchone()
     return row[0] if row else None
+
+
+def _open_assignment(worker: Worker, now: datetime) -> Assignment | None:
+    """The worker's newest active assignment before its deadline (plain SQL: the usual
+    answer, none, costs no ORM compilation)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {model_columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a "  # noqa: S608 (names only)
+            "WHERE a.worker_id = %s AND a.status = %s AND a.deadline > %s "
+            "ORDER BY a.id DESC LIMIT 1",
+            [worker.pk, str(OPEN), connection.ops.adapt_datetimefield_value(now)])
+        row = cursor.fetchone()
+    return model_from_row(connections[DEFAULT_DB_ALIAS], Assignment, list(row)) if row else None
 
 
 def _check_worker_limit(campaign: Campaign, worker: Worker, now: datetime) -> None:

@@ -17,7 +17,11 @@ from ..errors import ServiceError
 from ..forms import PlatformParams, answers_from_post, platform_params, question_fields
 from ..models import Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
-from ..selectors.assignments import campaign_by_slug, worker_open_assignment
+from ..selectors.assignments import (
+    campaign_by_slug,
+    worker_by_platform_id,
+    worker_open_assignment,
+)
 from ..services.assignments import (
     assignment_claim,
     worker_get_or_create,
@@ -106,8 +110,8 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     platform, platform_id, new_cookie = _identity(request, params)
     worker = None
     if new_cookie is None:
-        worker = Worker.objects.filter(campaign=campaign, platform=platform,
-                                       platform_id=platform_id).first()
+        worker = worker_by_platform_id(campaign=campaign, platform=platform,
+                                       platform_id=platform_id)
         current = worker and worker_open_assignment(worker=worker)
         if current:  # the same link or platform id resumes the open assignment
             return redirect(resume_url(current))
