@@ -224,8 +224,12 @@ def write_csv(
                 sql = select_sql(plan, f"{where} AND a.id > {int(lo)} AND a.id <= {int(hi)}")
                 try:
                     with transaction.atomic():  # a savepoint, so a fallback leaves no trace
-                        # Compiling this long SELECT (JIT) costs more than running it.
-                        cursor.execute("SET LOCAL jit = off")
+                        # Compiling this long SELECT (JIT) costs more than running it; floats
+                        # print as Python's repr (shortest round trip); '\.' is a backslash.
+                        cursor.execute(
+                            "SET LOCAL jit = off; SET LOCAL extra_float_digits = 1; "
+                            "SET LOCAL standard_conforming_strings = on"
+                        )
                         cursor.copy_expert(f"COPY ({sql}) TO STDOUT WITH (FORMAT csv)", buffer)
                 except Exception as exc:
                     if UNSUPPORTED_MESSAGE not in str(exc):
