@@ -405,7 +405,7 @@ def _update_platform_ids(assignment: Assignment, platform_ids: dict) -> Assignme
 
 def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
                        controls: list[int], now: datetime, platform_ids: dict) -> Assignment:
-    assignment = Assignment.objects.create(
+    assignment = Assignment(
         campaign=campaign,
         worker=worker,
         deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
@@ -414,12 +414,36 @@ def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
     order = list(regular)
     for pk in controls:  # each control item at a random position among the regular ones
         order.insert(random.randint(0, len(order)), pk)
-    AssignmentItem.objects.bulk_create(
-        AssignmentItem(assignment=assignment, item_id=pk, position=i)
-        for i, pk in enumerate(order, start=1)
-    )
+    if connection.vendor == "postgresql":
+        _insert_assignment_with_items_pg(assignment, order)
+    else:
+        assignment.save(force_insert=True)
+        AssignmentItem.objects.bulk_create(
+            AssignmentItem(assignment=assignment, item_id=pk, position=i)
+            for i, pk in enumerate(order, start=1)
+        )
     assignment.just_created = True  # its first item is the place to start (no query needed)
     return assignment
+
+
+def _insert_assignment_with_items_pg(assignment: Assignment, order: list[int]) -> None:
+    """Insert the unsaved assignment and its items (positions 1..n in `order`) in one
+    statement, with the values the ORM would insert (defaults, auto_now_add)."""
+    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(assignment, True), connection) for f in fields]
+    holds_slot = AssignmentItem._meta.get_field("holds_slot").get_default()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH a AS (INSERT INTO {Assignment._meta.db_table} "  # noqa: S608 (names only)
+            f"({', '.join(f.column for f in fields)}) VALUES ({', '.join(['%s'] * len(fields))}) "
+            f"RETURNING id) INSERT INTO {AssignmentItem._meta.db_table} "
+            "(assignment_id, item_id, position, holds_slot) "
+            "SELECT a.id, s.item_id, s.position, %s FROM a, "
+            "unnest(%s::bigint[], %s::integer[]) AS s(item_id, position) RETURNING assignment_id",
+            [*values, holds_slot, order, list(range(1, len(order) + 1))])
+        assignment.pk = cursor.fetchone()[0]
+    assignment._state.adding = False
+    assignment._state.db = connection.alias
 
 
 # --- submitting, returning, expiring ---------------------------------------------------------
