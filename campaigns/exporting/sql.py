@@ -1,16 +1,19 @@
-"""The csv format on PostgreSQL: COPY (SELECT ...) TO STDOUT writes CsvWriter's rows, byte for byte.
+"""csv and csv-long on PostgreSQL: COPY (SELECT ...) TO STDOUT writes the Python writers' bytes.
 
 Each chunk (CHUNK annotations, keyset on id) is one COPY into a buffer, then appended to the
-export's stream. The SELECT renders every cell as the Python path does: numbers as Python prints
-them, strings neutralised (cells.neutralise), None and "" as an empty unquoted cell. A value it
-cannot render identically (an object where a scalar belongs, a bare CR, a formula-like cell with
-non-ASCII text, a huge number...) raises `export-sql-unsupported`, and that chunk is written by
-the Python path instead. Pseudonyms (Django's salted HMAC) are computed in Python once per worker
-and loaded into a temporary table joined in the SELECT.
+export's stream. The question kinds give the SQL of their parts (sql_parts, for csv) and atoms
+(sql_atoms, for csv-long). The SELECT renders every cell as the Python path does: numbers as
+Python prints them, strings neutralised (cells.neutralise), None and "" as an empty unquoted
+cell. A value it cannot render identically (an object where a scalar belongs, a bare CR, a
+formula-like cell with non-ASCII text, a huge number...) raises `export-sql-unsupported`, and
+that chunk is written by the Python path instead. Pseudonyms (Django's salted HMAC) are
+computed in Python once per worker and loaded into a temporary table joined in the SELECT.
 """
 from __future__ import annotations
 
 import io
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import TextIO
@@ -21,10 +24,11 @@ from django.db import connection, transaction
 from ..models import Annotation, Assignment, Item, Worker
 from ..pseudonyms import worker_pseudonym
 from .columns import ColumnPlan
-from .formats import CsvWriter
+from .formats import CsvLongWriter, CsvWriter
 from .source import ExportScope, annotation_chunks
 
 CHUNK = 50_000
+SPOOL_BYTES = 32 << 20
 WORKERS = "pg_temp.export_sql_workers"
 UNSUPPORTED_MESSAGE = "export-sql-unsupported"
 UNSUPPORTED_TEXT = "(pg_temp.export_sql_unsupported())"
@@ -160,6 +164,42 @@ def select_sql(plan: ColumnPlan, where: str) -> str | None:
     )
 
 
+def select_long_sql(plan: ColumnPlan, where: str) -> str | None:
+    """csv-long's SELECT: the meta cells, then question, part and value per atom, in order."""
+    meta = [(sql, render) for n, (sql, render) in enumerate(META)
+            if n != 6 or plan.raw_worker_ids]
+    inner = [f"{sql} AS m{n}" for n, (sql, _) in enumerate(meta)] + ["a.answers AS answers"]
+    outer = [render(f"x.m{n}") if render else f"x.m{n}" for n, (_, render) in enumerate(meta)]
+    blocks = []
+    for qn, question in enumerate(plan.questions):
+        atoms = question.sql_atoms("s.a")
+        if atoms is None:
+            return None
+        blocks.append(
+            f"SELECT {qn} AS qn, k.* FROM (SELECT x.answers -> '{question.id}' AS a) s "  # noqa: S608 (ids match ID_PATTERN)
+            f"CROSS JOIN LATERAL ({atoms}) k(part, value, ord) "
+            "WHERE jsonb_typeof(s.a) <> 'null'"
+        )
+    if not blocks:
+        return None
+    ids = ", ".join(f"'{q.id}'" for q in plan.questions)  # ids match ID_PATTERN
+    outer += [text_cell(f"((ARRAY[{ids}])[z.qn + 1])"), text_cell("z.part"), json_cell("z.value")]
+    return (
+        f"SELECT {', '.join(outer)} FROM ("  # noqa: S608 (schema names, escaped by sql_text)
+        f"SELECT {', '.join(inner)} FROM {Annotation._meta.db_table} a "
+        f"JOIN {Item._meta.db_table} i ON i.id = a.item_id "
+        f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
+        f"LEFT JOIN {WORKERS} p ON p.id = a.worker_id "
+        f"LEFT JOIN {Assignment._meta.db_table} s ON s.id = a.assignment_id "
+        f"WHERE {where} ORDER BY a.id OFFSET 0) x "
+        f"CROSS JOIN LATERAL (SELECT * FROM ({' UNION ALL '.join(blocks)}) u "
+        "ORDER BY u.qn, u.ord) z"
+    )
+
+
+SELECTS = {"csv": (select_sql, CsvWriter), "csv-long": (select_long_sql, CsvLongWriter)}
+
+
 def _load_pseudonyms(cursor, plan: ColumnPlan) -> None:
     cursor.execute(f"DROP TABLE IF EXISTS {WORKERS}")
     cursor.execute(
@@ -202,16 +242,17 @@ def _boundaries(scope: ExportScope, chunk: int) -> Iterator[tuple[int, int, int]
 
 def write_csv(
     *, stream: TextIO, plan: ColumnPlan, scope: ExportScope, progress: Callable[[int], None],
-    chunk: int | None = None,
+    chunk: int | None = None, fmt: str = "csv",
 ) -> int | None:
-    """Write the csv export through COPY; None (nothing written) if some kind has no SQL."""
+    """Write a csv or csv-long export through COPY; None (nothing written) if a kind has no SQL."""
+    build, writer = SELECTS[fmt]
     where = f"a.campaign_id = {int(plan.campaign_id)}"
     if scope.excluded_workers:
         ids = ",".join(str(int(w)) for w in sorted(scope.excluded_workers))
         where += f" AND NOT (a.worker_id = ANY('{{{ids}}}'::bigint[]))"
-    if select_sql(plan, where) is None:
+    if build(plan, where) is None:
         return None
-    python = CsvWriter(stream, plan)
+    python = writer(stream, plan)
     python.begin()
     stream.flush()
     out = stream.buffer
@@ -220,8 +261,9 @@ def write_csv(
         _load_pseudonyms(cursor, plan)
         try:
             for lo, hi, rows in _boundaries(scope, chunk or chunk_size()):
-                buffer = io.BytesIO()
-                sql = select_sql(plan, f"{where} AND a.id > {int(lo)} AND a.id <= {int(hi)}")
+                # Held until the COPY succeeds; past SPOOL_BYTES (csv-long's many rows) on disk.
+                buffer = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+                sql = build(plan, f"{where} AND a.id > {int(lo)} AND a.id <= {int(hi)}")
                 try:
                     with transaction.atomic():  # a savepoint, so a fallback leaves no trace
                         # Compiling this long SELECT (JIT) costs more than running it; floats
@@ -238,7 +280,10 @@ def write_csv(
                         python.write_chunk(batch)
                     stream.flush()
                 else:
-                    out.write(buffer.getvalue())
+                    buffer.seek(0)
+                    shutil.copyfileobj(buffer, out, 1 << 20)
+                finally:
+                    buffer.close()
                 written += rows
                 progress(written)
         finally:

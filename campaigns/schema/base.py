@@ -81,6 +81,17 @@ class BaseQuestion(Strict):
             return [("", answer_sql)]
         return None
 
+    def sql_atoms(self, answer_sql: str) -> str | None:
+        """A PostgreSQL query of atoms(answer) as rows (part text, value jsonb, ord int).
+
+        For csv-long. Evaluated only for an answer present and not JSON null. SQL_UNSUPPORTED
+        where atoms() would fail (the Python path then writes the answer as JSON text). None:
+        this kind's answers are exported by the Python path.
+        """
+        if type(self).atoms is BaseQuestion.atoms:
+            return f"SELECT ''::text, {answer_sql}, 0"
+        return None
+
     def part_measurement(self, part: str) -> MeasurementLevel:
         """The level of measurement of one atomic part (for agreement statistics)."""
         return self.measurement

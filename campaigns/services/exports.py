@@ -213,9 +213,9 @@ def _write_annotations(job: ExportJob, stream: TextIO) -> int:
         line_counts=line_counts(scope, schema),
         raw_worker_ids=_raw_ids_allowed(job),
     )
-    if job.format == "csv" and sql_path_enabled():
+    if job.format in ("csv", "csv-long") and sql_path_enabled():
         written = write_csv(
-            stream=stream, plan=plan, scope=scope,
+            stream=stream, plan=plan, scope=scope, fmt=job.format,
             progress=lambda n: _progress(job, rows_written=n),
         )
         if written is not None:

@@ -8,7 +8,7 @@ from django.core.files.storage import storages
 from django.db import DatabaseError, connection, transaction
 
 from campaigns.exporting.cells import neutralise
-from campaigns.exporting.sql import json_cell, select_sql, text_cell
+from campaigns.exporting.sql import json_cell, select_long_sql, select_sql, text_cell
 from campaigns.models import ExportJob
 from tests.factories import (
     CONTINUATION_SCHEMA,
@@ -83,10 +83,10 @@ def _campaign(owner, name):
     return campaign
 
 
-def _export_bytes(export, settings, campaign, sql: bool, **options) -> bytes:
+def _export_bytes(export, settings, campaign, sql: bool, fmt="csv", **options) -> bytes:
     settings.EXPORT_SQL_PATH = sql
     settings.EXPORT_SQL_CHUNK_SIZE = 4  # several COPYs, some falling back to Python
-    job, _ = export(campaign, "csv", **options)
+    job, _ = export(campaign, fmt, **options)
     job.refresh_from_db()
     assert job.rows_written == job.rows_total
     with storages["exports"].open(job.file, "rb") as handle:
@@ -97,10 +97,11 @@ def _export_bytes(export, settings, campaign, sql: bool, **options) -> bytes:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("options", [{}, {"gzip": True}, {"raw_worker_ids": True}])
-def test_the_sql_path_writes_the_python_paths_bytes(owner, export, settings, name, options):
+@pytest.mark.parametrize("fmt", ["csv", "csv-long"])
+def test_the_sql_path_writes_the_python_paths_bytes(owner, export, settings, name, options, fmt):
     campaign = _campaign(owner, name)
-    python = _export_bytes(export, settings, campaign, False, **options)
-    sql = _export_bytes(export, settings, campaign, True, **options)
+    python = _export_bytes(export, settings, campaign, False, fmt, **options)
+    sql = _export_bytes(export, settings, campaign, True, fmt, **options)
     assert sql == python
 
 
@@ -112,6 +113,7 @@ def test_every_factory_kind_has_sql(owner):
         plan = plan_columns(campaign_id=1, schema=parse_schema(schema),
                             line_counts={"lines": 3}, raw_worker_ids=False)
         assert select_sql(plan, "true") is not None
+        assert select_long_sql(plan, "true") is not None
 
 
 def test_sql_cells_match_python_cells_value_by_value():
@@ -184,3 +186,32 @@ def test_outside_a_transaction_a_chunk_falls_back_and_the_bytes_still_match(owne
             return handle.read()
 
     assert run(True) == run(False)
+
+
+CLEAN = {
+    "continuation": {"coherence": 4, "sentiment": 2, "feedback": "=1+1, \"fine\"\nreally"},
+    "summary": {"lines": [{"label": "consistent"}, {"label": "inconsistent", "rewrite": "-x"}],
+                "summary_consistent": "consistent"},
+    "rubric": {**{f"C{n}": n % 2 for n in range(1, 16)}, "total": 8},
+    "translation": {"acceptability": 73.5,
+                    "source_issues": {"selected": ["typos"], "other": "@home"}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLEAN))
+@pytest.mark.parametrize("fmt", ["csv", "csv-long"])
+def test_valid_answers_of_every_kind_are_written_by_copy_alone(owner, export, settings,
+                                                               monkeypatch, name, fmt):
+    campaign = make_campaign(owner=owner, schema=CASES[name][0])
+    for n in range(6):
+        make_annotation(campaign, item=f"=i{n}", platform_id=f"W{n % 2}", answers=CLEAN[name],
+                        system="système ✓",
+                        data={"summary": "One. Two."}, control_passed=[None, True][n % 2])
+    make_annotation(campaign, item="empty", answers={})
+    python = _export_bytes(export, settings, campaign, False, fmt)
+
+    def no_python_rows(*args, **kwargs):
+        raise AssertionError("a chunk fell back to the Python path")
+
+    monkeypatch.setattr("campaigns.exporting.sql.annotation_chunks", no_python_rows)
+    assert _export_bytes(export, settings, campaign, True, fmt) == python

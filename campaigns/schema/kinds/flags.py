@@ -96,5 +96,13 @@ class FlagsQuestion(BaseQuestion):
             for p in parts
         ]
 
+    def sql_atoms(self, answer_sql: str) -> str:
+        exprs = dict(self.sql_parts("g.r", self.parts()))
+        rows = ", ".join(f"({sql_text(p)}, {exprs[p]}, {n})" for n, p in enumerate(self.parts()))
+        return (
+            f"SELECT v.* FROM (SELECT {answer_sql} AS r) g "  # noqa: S608 (sql_text)
+            f"CROSS JOIN LATERAL (VALUES {rows}) v(part, value, ord)"
+        )
+
     def form_value(self, post: Any, prefix: str) -> Any:
         return {"selected": post.getlist(prefix), "other": post.get(f"{prefix}__other", "")}

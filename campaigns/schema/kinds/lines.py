@@ -153,6 +153,25 @@ class LinesQuestion(BaseQuestion):
                               f"ELSE {answer_sql} -> {int(n) - 1} -> {sql_text(key)} END)"))
         return out
 
+    def sql_atoms(self, answer_sql: str) -> str:
+        # An empty string or object gives no atoms; other non-lists make atoms() fail.
+        a = answer_sql
+        lines = (
+            f"CASE WHEN jsonb_typeof({a}) = 'array' AND NOT "
+            f"jsonb_path_exists({a}, '$[*] ? (@.type() != \"object\")') THEN {a} "
+            f"WHEN {a} IN ('\"\"'::jsonb, '{{}}'::jsonb) THEN '[]'::jsonb "
+            f"ELSE {SQL_UNSUPPORTED} END"
+        )
+        fields = ["('label', e.el -> 'label', 0)"]
+        if self.followup:
+            fid = sql_text(self.followup.id)
+            fields.append(f"({fid}, coalesce(e.el -> {fid}, '\"\"'::jsonb), 1)")
+        return (
+            "SELECT e.n || '.' || f.k, f.v, (e.n * 2 + f.o)::int "  # noqa: S608 (sql_text)
+            f"FROM jsonb_array_elements({lines}) WITH ORDINALITY e(el, n) "
+            f"CROSS JOIN LATERAL (VALUES {', '.join(fields)}) f(k, v, o)"
+        )
+
     def parts_for(self, n_lines: int) -> list[str]:
         parts = []
         for n in range(1, n_lines + 1):

@@ -5,6 +5,7 @@ from pydantic import Field, model_validator
 
 from ..base import (
     ID_PATTERN,
+    SQL_UNSUPPORTED,
     AnswerInvalid,
     BaseQuestion,
     MeasurementLevel,
@@ -94,6 +95,16 @@ class RubricQuestion(BaseQuestion):
     def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]]:
         # Not an object: atoms() fails and the export keeps no part; `->` gives NULL alike.
         return [(p, f"({answer_sql} -> {sql_text(p)})") for p in parts]
+
+    def sql_atoms(self, answer_sql: str) -> str:
+        rows = ", ".join(
+            f"({sql_text(p)}, g.r -> {sql_text(p)}, {n})" for n, p in enumerate(self.parts())
+        )
+        return (
+            f"SELECT v.* FROM (SELECT CASE WHEN jsonb_typeof({answer_sql}) = 'object' "  # noqa: S608 (sql_text)
+            f"THEN {answer_sql} ELSE {SQL_UNSUPPORTED} END AS r) g "
+            f"CROSS JOIN LATERAL (VALUES {rows}) v(part, value, ord)"
+        )
 
     def part_measurement(self, part: str) -> MeasurementLevel:
         return "interval" if part == "total" else "ordinal"
