@@ -163,7 +163,7 @@ CELERY_BEAT_SCHEDULE = {
 }
 # Exports: rows per query/progress update, and when a running job without progress is lost.
 EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
-# csv on PostgreSQL: written by COPY (campaigns/exporting/sql.py), this many annotations a COPY.
+# csv, csv-long on PostgreSQL: written by COPY (campaigns/exporting/sql.py), N annotations a COPY.
 EXPORT_SQL_PATH = env.bool("EXPORT_SQL_PATH", default=True)
 EXPORT_SQL_CHUNK_SIZE = env.int("EXPORT_SQL_CHUNK_SIZE", default=50_000)
 EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)

@@ -12,6 +12,7 @@ computed in Python once per worker and loaded into a temporary table joined in t
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -100,6 +101,18 @@ def json_cell(v: str, t: str | None = None) -> str:
     )
 
 
+# `(x -> 'key')`, as rubric parts are: its text is `x ->> 'key'`, one step less than `#>> '{}'`.
+FIELD = re.compile(r"\((.+) -> ('(?:[^']|'')*'|\d+)\)")
+
+
+def as_text(jsonb_sql: str) -> str:
+    """The text of a jsonb value (NULL for JSON null), as `->>` gives it."""
+    found = FIELD.fullmatch(jsonb_sql)
+    if found:
+        return f"({found[1]} ->> {found[2]})"
+    return f"(({jsonb_sql}) #>> '{{}}')"
+
+
 def iso_utc(column: str) -> str:
     # The same text as source.IsoUtc (the Python path reads it from the database too).
     return f"(replace((({column}) AT TIME ZONE 'UTC')::text, ' ', 'T') || '+00:00')"
@@ -150,7 +163,7 @@ def select_sql(plan: ColumnPlan, where: str) -> str | None:
         if exprs is None or again is None or [p for p, _ in exprs] != parts:
             return None
         for (_, sql), (_, outer_sql) in zip(exprs, again, strict=True):
-            inner.append(f"({sql} #>> '{{}}') AS t{k}")
+            inner.append(f"{as_text(sql)} AS t{k}")
             outer.append(json_cell(outer_sql, f"x.t{k}"))
             k += 1
     return (
