@@ -300,39 +300,40 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
     return ids
 
 
-_TAKE_SQL = (
-    # The candidates exactly as _take_regular_items selects them (the partial index
-    # item_open_by_fill, least-filled first, FOR NO KEY UPDATE [SKIP LOCKED]), then the
-    # conditional increment, in one statement: one round trip and no ORM compilation.
-    "WITH picked AS (SELECT i.id FROM {item} i WHERE i.campaign_id = %s AND i.control = '' "
+_PICK_SQL = (
+    # The candidates exactly as _take_regular_items selects them: the partial index
+    # item_open_by_fill, least-filled first, FOR NO KEY UPDATE [SKIP LOCKED].
+    "SELECT i.id FROM {item} i WHERE i.campaign_id = %s AND i.control = '' "
     "AND i.slots_taken < i.slots_wanted AND NOT EXISTS ("
     "SELECT 1 FROM {slot} ai JOIN {assignment} a ON a.id = ai.assignment_id "
     "WHERE ai.item_id = i.id AND a.worker_id = %s) "
-    "ORDER BY i.slots_taken, i.id LIMIT %s FOR NO KEY UPDATE{skip}), "
-    "taken AS (UPDATE {item} t SET slots_taken = t.slots_taken + 1 FROM picked "
-    "WHERE t.id = picked.id AND t.slots_taken < t.slots_wanted RETURNING t.id, t.slots_taken) "
-    "SELECT id FROM taken ORDER BY slots_taken, id"
+    "ORDER BY i.slots_taken, i.id LIMIT %s FOR NO KEY UPDATE{skip}"
 )
 
 
 def _take_regular_items_pg(campaign: Campaign, worker: Worker, n: int) -> list[int]:
-    """_take_regular_items on PostgreSQL: lock, check and increment in one statement.
+    """_take_regular_items on PostgreSQL, its two statements written out (no ORM compilation).
 
-    The first part locks up to n open candidates (skipping rows other claims hold), and the
-    update re-checks each locked row, so no item passes k. When every candidate is
-    locked by claims in flight, it waits for them once (as _take_regular_items does).
+    The increment stays a statement of its own: it must see the newest version of each
+    locked row (an expiry may have given a slot back just before the lock), which a second
+    part of the same statement, reading the first part's snapshot, would not.
     """
     names = {"item": Item._meta.db_table, "slot": AssignmentItem._meta.db_table,
              "assignment": Assignment._meta.db_table}
     params = [campaign.pk, worker.pk, n]
     with connection.cursor() as cursor:
-        cursor.execute(_TAKE_SQL.format(skip=" SKIP LOCKED", **names), params)
+        cursor.execute(_PICK_SQL.format(skip=" SKIP LOCKED", **names), params)
         ids = [row[0] for row in cursor.fetchall()]
-        if not ids:
-            cursor.execute(_TAKE_SQL.format(skip="", **names), params)
+        if not ids:  # every candidate locked by claims in flight: wait for them once
+            cursor.execute(_PICK_SQL.format(skip="", **names), params)
             ids = [row[0] for row in cursor.fetchall()]
-    if not ids:
-        raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
+        if not ids:
+            raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
+        cursor.execute(f"UPDATE {names['item']} SET slots_taken = slots_taken + 1 "  # noqa: S608 (names only)
+                       "WHERE id = ANY(%s) AND slots_taken < slots_wanted", [ids])
+        taken = cursor.rowcount
+    if taken != len(ids):
+        raise Conflict("The work changed while it was handed out; please try again.")
     return ids
 
 
