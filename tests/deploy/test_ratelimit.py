@@ -16,6 +16,15 @@ def _fresh_counters():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _clock_mid_window(monkeypatch):
+    """Windows follow the wall clock; a test that straddled a minute boundary would see its
+    counter restart. Pin the limiter's clock mid-window (tests that move it patch it again)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
+
+
 def test_a_worker_at_a_brisk_human_pace_never_meets_the_limit(client, settings):
     # One item every 2 seconds for a whole minute, three requests per item (page, submit, next).
     requests_per_minute = 30 * 3
