@@ -22,6 +22,7 @@ demo: install
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install
+	$(VENV)/bin/ruff check .
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
