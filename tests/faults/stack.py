@@ -176,6 +176,7 @@ def server_env(pg: PostgresCluster, **extra: str) -> dict[str, str]:
         # Exports: small chunks (frequent heartbeats, a kill lands mid-export) and a short
         # staleness limit, so the sweep recovers a job whose worker died within seconds.
         "EXPORT_CHUNK_SIZE": "250",
+        "EXPORT_SQL_CHUNK_SIZE": "100",  # csv goes through COPY: many small COPYs, not one
         "EXPORT_STALE_SECONDS": "6",
         "PYTHONUNBUFFERED": "1",
     })
