@@ -22,12 +22,6 @@ ANSWERS = {"coherence": 2, "sentiment": 5}
 
 
 @pytest.fixture
-def owner(django_user_model):
-    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
-    return django_user_model.objects.create(username="alice")
-
-
-@pytest.fixture
 def assignment(owner):
     campaign = make_campaign(owner=owner, items_per_assignment=3)
     make_items(campaign, 3)

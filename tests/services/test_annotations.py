@@ -29,12 +29,6 @@ ANSWERS = {"coherence": 4, "sentiment": 2}
 
 
 @pytest.fixture
-def owner(django_user_model):
-    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
-    return django_user_model.objects.create(username="alice")
-
-
-@pytest.fixture
 def assignment(owner):
     campaign = make_campaign(owner=owner, items_per_assignment=2)
     make_items(campaign, 2)

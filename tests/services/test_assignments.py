@@ -25,12 +25,6 @@ pytestmark = pytest.mark.django_db
 ANSWERS = {"coherence": 4, "sentiment": 2}
 
 
-@pytest.fixture
-def owner(django_user_model):
-    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
-    return django_user_model.objects.create(username="alice")
-
-
 def worker(campaign, name="w1"):
     return worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
 

@@ -17,12 +17,6 @@ from tests.factories import make_campaign, make_items
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def owner(django_user_model):
-    """A researcher without a password: hashing one costs ~1 s per test on a busy machine."""
-    return django_user_model.objects.create(username="alice")
-
-
 def done(campaign, name):
     worker = worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
     assignment = assignment_claim(campaign=campaign, worker=worker)
