@@ -20,7 +20,14 @@ import time
 from collections import Counter
 from datetime import datetime, timedelta
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    IntegrityError,
+    OperationalError,
+    connection,
+    connections,
+    transaction,
+)
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -163,12 +170,28 @@ def assignment_claim(*, campaign: Campaign, worker: Worker,
     now = timezone.now()
     expired_now = _expire_lazily(campaign, now)
     try:
-        return _claim(campaign, worker, now, ids)
+        return _claim_retrying_deadlocks(campaign, worker, now, ids)
     except NoWorkAvailable:
         # Overdue assignments may hold the only items left: free them, then try once more.
         if expired_now or not assignments_expire(now=now, campaign=campaign):
             raise
-        return _claim(campaign, worker, now, ids)
+        return _claim_retrying_deadlocks(campaign, worker, now, ids)
+
+
+def _claim_retrying_deadlocks(campaign: Campaign, worker: Worker, now: datetime,
+                              platform_ids: dict) -> Assignment:
+    """_claim, run again once if PostgreSQL broke a deadlock by aborting it.
+
+    The claim's transaction was rolled back whole, so running it again is safe; inside a
+    caller's transaction it is not (that transaction is aborted), so the error goes up.
+    """
+    try:
+        return _claim(campaign, worker, now, platform_ids)
+    except OperationalError as exc:
+        deadlock = getattr(exc.__cause__, "pgcode", None) == "40P01"
+        if not deadlock or connection.in_atomic_block:
+            raise
+        return _claim(campaign, worker, now, platform_ids)
 
 
 def _expire_lazily(campaign: Campaign, now: datetime) -> bool:
@@ -286,8 +309,8 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
     if not ids and connection.features.has_select_for_update_skip_locked:
         # Near the end of a campaign the last open items may all be locked by claims in
         # flight (some of which may roll back): wait for them rather than wrongly answer
-        # "no more work". Safe from deadlock: this claim holds no item lock while waiting.
-        ids = list(for_update(candidates).values_list("id", flat=True)[:n])
+        # "no more work", taking them in id order as expiry does (no lock-order cycle).
+        ids = list(for_update(candidates.order_by("id")).values_list("id", flat=True)[:n])
     if not ids:
         raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
     # Conditional increment: the database refuses to go past k even if a lock was missed
@@ -307,7 +330,7 @@ _PICK_SQL = (
     "AND i.slots_taken < i.slots_wanted AND NOT EXISTS ("
     "SELECT 1 FROM {slot} ai JOIN {assignment} a ON a.id = ai.assignment_id "
     "WHERE ai.item_id = i.id AND a.worker_id = %s) "
-    "ORDER BY i.slots_taken, i.id LIMIT %s FOR NO KEY UPDATE{skip}"
+    "ORDER BY {order} LIMIT %s FOR NO KEY UPDATE{skip}"
 )
 
 
@@ -322,10 +345,14 @@ def _take_regular_items_pg(campaign: Campaign, worker: Worker, n: int) -> list[i
              "assignment": Assignment._meta.db_table}
     params = [campaign.pk, worker.pk, n]
     with connection.cursor() as cursor:
-        cursor.execute(_PICK_SQL.format(skip=" SKIP LOCKED", **names), params)
+        cursor.execute(_PICK_SQL.format(skip=" SKIP LOCKED", order="i.slots_taken, i.id",
+                                        **names), params)
         ids = [row[0] for row in cursor.fetchall()]
         if not ids:  # every candidate locked by claims in flight: wait for them once
-            cursor.execute(_PICK_SQL.format(skip="", **names), params)
+            # Waiting, this claim may hold one row while it waits for the next: take them in
+            # id order, the order expiry locks items in, so the two never wait on each other
+            # in a cycle (a deadlock seen in CI with slots_taken order).
+            cursor.execute(_PICK_SQL.format(skip="", order="i.id", **names), params)
             ids = [row[0] for row in cursor.fetchall()]
         if not ids:
             raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
