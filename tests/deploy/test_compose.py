@@ -1,14 +1,14 @@
 """docker-compose.yml runs the real topology (parsed: no container engine runs in tests)."""
 
-import os
 import runpy
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.deploy.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_SERVICES = ("web", "worker", "beat")
@@ -116,22 +116,8 @@ def test_the_image_runs_as_a_user_and_collects_static_files():
     assert 'CMD ["gunicorn"' in dockerfile
 
 
-def deploy_check(env: dict[str, str]) -> subprocess.CompletedProcess:
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in env and k not in ("CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
-    }
-    environment.update(env)
-    return subprocess.run(  # noqa: S603
-        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def deploy_check(env: dict[str, str]):
+    return run_python("manage.py", "check", "--deploy", "--fail-level", "WARNING", **env)
 
 
 def test_the_example_env_with_a_real_secret_passes_the_deploy_check(env_example):

@@ -1,30 +1,12 @@
 """Production settings pass `check --deploy`, need a SECRET_KEY, harden cookies and transport."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests.deploy.helpers import run_python
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "a-production-secret-key-for-the-deploy-check-0123456789-abcdefghijk"
 
 
-def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")
-    }
-    environment.update(env)
-    return subprocess.run(  # noqa: S603 - our own manage.py
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def run_manage(*args: str, **env: str):
+    return run_python("manage.py", *args, **env)
 
 
 def test_check_deploy_has_no_warnings_with_debug_off():
@@ -49,21 +31,7 @@ def test_hardening_settings_with_debug_off():
         " 'whitenoise.middleware.WhiteNoiseMiddleware' in s.MIDDLEWARE,"
         " 'csp.middleware.CSPMiddleware' in s.MIDDLEWARE)"
     )
-    environment = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("SECRET_KEY", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE")
-    }
-    environment.update(DEBUG="false", SECRET_KEY=SECRET, DJANGO_SETTINGS_MODULE="annotate.settings")
-    result = subprocess.run(  # noqa: S603
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_python("-c", code, timeout=60, DEBUG="false", SECRET_KEY=SECRET)
     assert result.stdout.split() == ["True"] * 7, result.stdout + result.stderr
 
 
@@ -72,17 +40,5 @@ def test_the_cache_is_redis_when_a_url_is_given():
         "import django; django.setup(); from django.conf import settings as s; "
         "print(s.CACHES['default']['BACKEND'])"
     )
-    environment = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL",)}
-    environment.update(
-        REDIS_URL="redis://127.0.0.1:6379/7", DJANGO_SETTINGS_MODULE="annotate.settings"
-    )
-    result = subprocess.run(  # noqa: S603
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_python("-c", code, timeout=60, REDIS_URL="redis://127.0.0.1:6379/7")
     assert result.stdout.strip() == "campaigns.failsoft_cache.FailSoftRedisCache", result.stderr
