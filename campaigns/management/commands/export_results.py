@@ -5,7 +5,8 @@ from django.core.files.storage import storages
 from django.core.management.base import BaseCommand, CommandError
 
 from campaigns.errors import ServiceError
-from campaigns.models import Campaign, ExportJob
+from campaigns.management.arguments import campaign_by_slug
+from campaigns.models import ExportJob
 from campaigns.services.exports import export_job_create, export_job_run
 
 
@@ -26,10 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", required=True, help="Where to write the file.")
 
     def handle(self, *args, slug, format, output, **opts):
-        try:
-            campaign = Campaign.objects.get(slug=slug)
-        except Campaign.DoesNotExist:
-            raise CommandError(f"No campaign with slug {slug!r}.") from None
+        campaign = campaign_by_slug(slug)
         options = {key: opts[key] for key in ("gzip", "raw_worker_ids", "exclude_flagged")}
         try:
             job = export_job_create(

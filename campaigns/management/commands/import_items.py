@@ -1,10 +1,9 @@
 """manage.py import_items <campaign-slug> <file>: all-or-nothing item import."""
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from campaigns.importing import FORMATS, ImportRejected
-from campaigns.models import Campaign
+from campaigns.management.arguments import campaign_by_slug, existing_file
 from campaigns.services.items import items_import
 
 
@@ -17,13 +16,8 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=FORMATS, help="Default: from the file extension.")
 
     def handle(self, *args, slug, path, format=None, **options):
-        try:
-            campaign = Campaign.objects.get(slug=slug)
-        except Campaign.DoesNotExist:
-            raise CommandError(f"No campaign with slug {slug!r}.") from None
-        file = Path(path)
-        if not file.is_file():
-            raise CommandError(f"No such file: {path}")
+        campaign = campaign_by_slug(slug)
+        file = existing_file(path)
         try:
             result = items_import(
                 campaign=campaign, content=file.read_bytes(), filename=file.name, fmt=format

@@ -1,10 +1,10 @@
 """manage.py import_judgments <campaign-slug> <file> [--judge NAME]: all-or-nothing judge import."""
-from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from campaigns.importing import ImportRejected
-from campaigns.models import Campaign, Worker
+from campaigns.management.arguments import campaign_by_slug, existing_file
+from campaigns.models import Worker
 from campaigns.services.judgments import judgments_import, read_judgment_file
 
 
@@ -23,13 +23,8 @@ class Command(BaseCommand):
             help="Store as this worker platform (default llm; e.g. account for expert scores).")
 
     def handle(self, *args, slug, path, judge=None, platform=Worker.Platform.LLM, **options):
-        try:
-            campaign = Campaign.objects.get(slug=slug)
-        except Campaign.DoesNotExist:
-            raise CommandError(f"No campaign with slug {slug!r}.") from None
-        file = Path(path)
-        if not file.is_file():
-            raise CommandError(f"No such file: {path}")
+        campaign = campaign_by_slug(slug)
+        file = existing_file(path)
         try:
             rows = read_judgment_file(file.read_bytes(), file.name, judge=judge)
             result = judgments_import(campaign=campaign, rows=rows, platform=platform)
