@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
@@ -12,13 +13,27 @@ from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
 from ..selectors.assignments import model_columns, model_from_row
+from .assignments import assignment_hand_in_locked, unanswered_positions
 
-__all__ = ["annotation_submit", "control_passed"]
+__all__ = ["AnnotationSaved", "annotation_submit", "control_passed"]
+
+
+@dataclass(frozen=True)
+class AnnotationSaved:
+    """What annotation_submit did: the stored annotation, and whether this save handed the
+    assignment in (it answered the last unanswered item)."""
+
+    annotation: Annotation
+    handed_in: bool
 
 
 def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
-                      seconds_spent: float | None = None) -> Annotation:
+                      seconds_spent: float | None = None) -> AnnotationSaved:
     """Save the answers for the item at `position` (1-based); a repeat updates, never duplicates.
+
+    When the save leaves every item of the assignment answered, the assignment is handed in
+    in the same transaction (status submitted, submitted_at, completion code: what
+    assignment_submit does), and `handed_in` says so.
 
     Raises AnswerInvalid (nothing stored) when the answers break the schema, ServiceError 404
     for a position outside the assignment, and Conflict (409) once the assignment is
@@ -29,10 +44,11 @@ def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
     seconds_spent = _clean_seconds(seconds_spent)
     with transaction.atomic():
         if connection.vendor == "postgresql":
-            status, deadline, item = _item_locking_assignment_pg(assignment, position)
+            status, deadline, total, item = _item_locking_assignment_pg(assignment, position)
         else:
             slot = _slot_locking_assignment(assignment, position)
             status, deadline, item = slot.assignment.status, slot.assignment.deadline, slot.item
+            total = None
         _check_open(status, deadline)
         cleaned = validate_answers(schema, answers, item.data)
         passed = control_passed(schema, item, cleaned) if item.control else None
@@ -42,22 +58,30 @@ def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
             with connection.cursor() as cursor:
                 cursor.execute(f"UPDATE {Item._meta.db_table} SET annotations_done = "  # noqa: S608 (table name only)
                                "annotations_done + 1 WHERE id = %s", [item.pk])
-    return annotation
+        # Complete now? A one-item assignment is (its only item was just saved); otherwise
+        # one query, which sees every other save of this assignment: they hold its lock too.
+        handed_in = total == 1 or not unanswered_positions(assignment.pk)
+        if handed_in:
+            assignment_hand_in_locked(assignment)
+    return AnnotationSaved(annotation, handed_in)
 
 
 _LOCK_SQL: list[str] = []
 
 
 def _item_locking_assignment_pg(assignment: Assignment, position: int) -> tuple:
-    """(status, deadline, item) at `position`, the assignment row locked as below (one query).
+    """(status, deadline, number of items, item at `position`), the assignment row locked as
+    below (one query).
 
     _slot_locking_assignment's query written out (FOR NO KEY UPDATE OF the assignment), so
-    that saving an answer compiles no ORM query.
+    that saving an answer compiles no ORM query. The number of items never changes after
+    the claim, so reading it in this statement's snapshot is safe.
     """
     if not _LOCK_SQL:
         _LOCK_SQL.append(
-            f"SELECT a.status, a.deadline, {model_columns(Item, 'i')} "  # noqa: S608 (names from the models)
-            f"FROM {AssignmentItem._meta.db_table} ai "
+            f"SELECT a.status, a.deadline, (SELECT COUNT(*) FROM "  # noqa: S608 (names from the models)
+            f"{AssignmentItem._meta.db_table} n WHERE n.assignment_id = a.id), "
+            f"{model_columns(Item, 'i')} FROM {AssignmentItem._meta.db_table} ai "
             f"JOIN {Assignment._meta.db_table} a ON a.id = ai.assignment_id "
             f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
             "WHERE ai.assignment_id = %s AND ai.position = %s FOR NO KEY UPDATE OF a")
@@ -67,7 +91,8 @@ def _item_locking_assignment_pg(assignment: Assignment, position: int) -> tuple:
     if row is None:
         raise ServiceError(f"This assignment has no item {position}.", code="not_found",
                            status=404)
-    return row[0], row[1], model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row[2:]))
+    return (row[0], row[1], row[2],
+            model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row[3:])))
 
 
 def _slot_locking_assignment(assignment: Assignment, position: int) -> AssignmentItem:

@@ -35,14 +35,17 @@ from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLim
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import SchemaInvalid, parse_questions, validate_answers
 from ..selectors.assignments import model_columns, model_from_row, worker_by_platform_id
+from .completion import completion_code_for
 
 __all__ = [
     "PLATFORM_ID_FIELDS",
     "assignment_claim",
+    "assignment_hand_in_locked",
     "assignment_is_open",
     "assignment_return",
     "assignment_submit",
     "assignments_expire",
+    "unanswered_positions",
     "worker_get_or_create",
     "worker_record_consent",
     "worker_record_intake",
@@ -483,8 +486,6 @@ def assignment_submit(*, assignment: Assignment) -> Assignment:
     A fully answered assignment that passed its deadline can still be submitted: all its
     items kept their slots, and the worker did the work.
     """
-    from .completion import completion_code_for
-
     with transaction.atomic():
         # Lock the assignment: a concurrent expiry, return or answer must not interleave
         # between the "all answered" check and the status change.
@@ -496,7 +497,7 @@ def assignment_submit(*, assignment: Assignment) -> Assignment:
             return assignment
         if row["status"] == Assignment.Status.RETURNED:
             raise Conflict("This assignment was returned; it can no longer be submitted.")
-        missing = _unanswered_positions(assignment)
+        missing = unanswered_positions(assignment.pk)
         if missing:
             if row["status"] == Assignment.Status.EXPIRED:
                 raise Conflict("This assignment expired before every item was answered.")
@@ -505,11 +506,28 @@ def assignment_submit(*, assignment: Assignment) -> Assignment:
                 + ", ".join(str(p) for p in missing) + ".",
                 extra={"positions": missing},
             )
-        assignment.status = Assignment.Status.SUBMITTED
-        assignment.submitted_at = timezone.now()
-        assignment.completion_code = completion_code_for(assignment)
-        assignment.save(update_fields=["status", "submitted_at", "completion_code"])
+        assignment_hand_in_locked(assignment)
     return assignment
+
+
+def assignment_hand_in_locked(assignment: Assignment) -> None:
+    """Mark the assignment submitted with its completion code (one UPDATE).
+
+    For callers inside a transaction that holds the assignment's lock and has checked that
+    every item is answered (assignment_submit, and annotation_submit when the last answer
+    completes the assignment).
+    """
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = timezone.now()
+    assignment.completion_code = completion_code_for(assignment)
+    if connection.vendor != "postgresql":
+        assignment.save(update_fields=["status", "submitted_at", "completion_code"])
+        return
+    with connection.cursor() as cursor:  # plain SQL: no ORM compilation on the hot path
+        cursor.execute(f"UPDATE {Assignment._meta.db_table} SET status = %s, "  # noqa: S608 (names only)
+                       "submitted_at = %s, completion_code = %s WHERE id = %s",
+                       [str(assignment.status), assignment.submitted_at,
+                        assignment.completion_code, assignment.pk])
 
 
 _REFRESHED = ("status", "deadline", "submitted_at", "completion_code")
@@ -531,13 +549,14 @@ def _refresh(assignment: Assignment, row: dict) -> None:
         setattr(assignment, field, row[field])
 
 
-def _unanswered_positions(assignment: Assignment) -> list[int]:
+def unanswered_positions(assignment_id: int) -> list[int]:
+    """The positions of the assignment without an annotation, in order (one query)."""
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT ai.position FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names only)
             f"WHERE ai.assignment_id = %s AND NOT EXISTS (SELECT 1 FROM "
             f"{Annotation._meta.db_table} an WHERE an.assignment_id = ai.assignment_id "
-            "AND an.item_id = ai.item_id) ORDER BY ai.position", [assignment.pk])
+            "AND an.item_id = ai.item_id) ORDER BY ai.position", [assignment_id])
         return [position for (position,) in cursor.fetchall()]
 
 

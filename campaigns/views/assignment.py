@@ -3,7 +3,11 @@
 The token in the URL is the worker's only credential. Every item POST is saved at once
 (annotation_submit) and answered with a redirect (Post/Redirect/Get); a rejected one is
 re-rendered with status 400, every message next to its question and all answers kept.
-The completion code appears only on the done page, after assignment_submit.
+The save that answers the last unanswered item hands the assignment in (same transaction)
+and redirects to the done page with the completion code. The finish page lists what is
+left when an earlier item is still unanswered, and its POST (assignment_submit) hands in
+work saved complete but not handed in (e.g. before automatic hand-in existed). The
+completion code appears only on the done page, once the assignment is submitted.
 """
 from __future__ import annotations
 
@@ -94,8 +98,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     schema = parse_schema_cached(assignment.campaign.schema)
     answers = answers_from_post(schema.questions, request.POST)
     try:
-        annotation_submit(assignment=assignment, position=position, answers=answers,
-                          seconds_spent=timer_seconds(request.POST.get("started")))
+        saved = annotation_submit(assignment=assignment, position=position, answers=answers,
+                                  seconds_spent=timer_seconds(request.POST.get("started")))
     except AnswerInvalid as exc:
         page = _page_or_404(assignment, position)
         return _render_item(request, assignment, page, values=answers, errors=exc.errors,
@@ -103,9 +107,14 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     except ServiceError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None
+        # Closed meanwhile; a repeat of the final submit (double click) finds the work handed
+        # in and goes to the code like the first one, nothing stored twice.
         assignment.refresh_from_db(fields=["status", "deadline"])
         return _closed(request, assignment, status=409, message=exc.message)
-    # Saved: on to the next item, or to the finish page after the last one.
+    if saved.handed_in:  # that was the last unanswered item: the work is in
+        return redirect(done_url(assignment))
+    # Saved: on to the next item; after the last position (earlier ones still unanswered,
+    # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)
     return redirect(item_url(assignment, position + 1) if position < total
                     else finish_url(assignment))
@@ -132,7 +141,7 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
 @never_cache
 @require_http_methods(["GET", "POST"])
 def finish_page(request: HttpRequest, token: str) -> HttpResponse:
-    """The review page after the last item; its POST hands the work in (assignment_submit)."""
+    """What is answered and what is left; its POST hands complete work in (assignment_submit)."""
     assignment = _assignment_or_404(token)
     if assignment.status == Assignment.Status.SUBMITTED:
         return redirect(done_url(assignment))

@@ -39,7 +39,11 @@ def random_answer(question, item_data: dict, rng: random.Random) -> Any:
 
 def simulate(campaign: Campaign, *, workers: int, rng: random.Random | None = None,
              submit: bool = True, prefix: str = "sim") -> list[Assignment]:
-    """Each worker claims one assignment and answers all of it (and submits it if `submit`)."""
+    """Each worker claims one assignment and answers all of it, which hands it in.
+
+    With `submit=False` the assignment is left active with every answer saved (as work saved
+    before the last save handed an assignment in): an open assignment with answers.
+    """
     rng = rng or random.Random(7)
     schema = parse_schema(campaign.schema)
     done = []
@@ -52,6 +56,10 @@ def simulate(campaign: Campaign, *, workers: int, rng: random.Random | None = No
             annotation_submit(assignment=assignment, position=slot.position, answers=answers,
                               seconds_spent=rng.uniform(5, 60))
         if submit:
-            assignment = assignment_submit(assignment=assignment)
+            assignment = assignment_submit(assignment=assignment)  # idempotent: handed in
+        else:
+            Assignment.objects.filter(pk=assignment.pk).update(
+                status=Assignment.Status.ACTIVE, submitted_at=None, completion_code="")
+            assignment.refresh_from_db()
         done.append(assignment)
     return done

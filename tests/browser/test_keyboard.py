@@ -37,5 +37,6 @@ def test_a_worker_can_rate_an_item_with_the_keyboard_alone(page, live_server):
     tab_to(page, "button[data-submit]")
     with page.expect_navigation():
         page.keyboard.press("Enter")
-    assert "/finish/" in page.url
+    assert "/done/" in page.url  # the only item saved: the work is handed in
+    assert page.locator("#completion-code").is_visible()
     assert Annotation.objects.get().answers == {"coherence": 4, "sentiment": 2}

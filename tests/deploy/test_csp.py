@@ -37,11 +37,7 @@ def test_worker_entry_page_has_a_strict_policy_and_no_inline_script(client, camp
 
 def test_item_finish_and_done_pages_have_the_policy_and_no_inline_script(client, owner):
     from campaigns.services.annotations import annotation_submit
-    from campaigns.services.assignments import (
-        assignment_claim,
-        assignment_submit,
-        worker_get_or_create,
-    )
+    from campaigns.services.assignments import assignment_claim, worker_get_or_create
     from tests.factories import SUMMARY_SCHEMA, make_campaign, make_items
 
     campaign = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)
@@ -51,16 +47,15 @@ def test_item_finish_and_done_pages_have_the_policy_and_no_inline_script(client,
     assignment = assignment_claim(campaign=campaign, worker=worker)
     pages = [f"/c/{campaign.slug}/?PROLIFIC_PID=P2&STUDY_ID=s&SESSION_ID=x",
              f"/a/{assignment.token}/1/"]
-    annotation_submit(assignment=assignment, position=1, answers={
-        "lines": [{"label": "consistent"}, {"label": "consistent"}],
-        "summary_consistent": "consistent"})
-    pages.append(f"/a/{assignment.token}/finish/")
+    pages.append(f"/a/{assignment.token}/finish/")  # what is left to answer
     for path in pages:
         response = client.get(path)
         assert response.status_code == 200, path
         assert policy(response)["script-src"] == ["'self'"], path
         assert_no_inline_script(response.content.decode(), path)
-    assignment_submit(assignment=assignment)
+    annotation_submit(assignment=assignment, position=1, answers={
+        "lines": [{"label": "consistent"}, {"label": "consistent"}],
+        "summary_consistent": "consistent"})  # the last item: handed in
     done = client.get(f"/a/{assignment.token}/done/")
     assert done.status_code == 200 and "Content-Security-Policy" in done
     assert_no_inline_script(done.content.decode(), "done page")

@@ -109,6 +109,10 @@ def run_workers(tokens: list[str], per_assignment: int, *, csrf: str, threads: i
                         continue
                     with outcome.lock:
                         outcome.statuses[status] += 1
+                        # 302: saved (to the next item, or to the done page when this save
+                        # answered the last item and handed the assignment in). A retry of
+                        # the final item whose first attempt was saved and handed in gets the
+                        # done page too and stores nothing; the value is the same.
                         if status in (302, 303):
                             outcome.acknowledged[(token, position)] = value
                         elif status >= 500:

@@ -2,6 +2,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from campaigns.errors import Conflict, ServiceError
@@ -15,6 +16,7 @@ from campaigns.services.assignments import (
     assignments_expire,
     worker_get_or_create,
 )
+from campaigns.services.completion import completion_code_for
 from tests.factories import (
     CONTINUATION_SCHEMA,
     RUBRIC_SCHEMA,
@@ -36,9 +38,13 @@ def assignment(owner):
     return assignment_claim(campaign=campaign, worker=worker)
 
 
-def submit(assignment, position=1, answers=ANSWERS, seconds=2.5):
+def save(assignment, position=1, answers=ANSWERS, seconds=2.5):
     return annotation_submit(assignment=assignment, position=position, answers=answers,
                              seconds_spent=seconds)
+
+
+def submit(assignment, position=1, answers=ANSWERS, seconds=2.5):
+    return save(assignment, position, answers, seconds).annotation
 
 
 def test_valid_answers_are_stored_cleaned_with_the_time_spent(assignment):
@@ -87,6 +93,34 @@ def test_a_nonsense_timer_value_is_dropped_not_fatal(assignment, seconds):
     assert submit(assignment, seconds=seconds).seconds_spent is None
 
 
+def test_the_save_of_the_last_unanswered_item_hands_the_assignment_in(assignment):
+    assert not save(assignment, 2).handed_in
+    assert Assignment.objects.get().status == "active"
+    assert not save(assignment, 2, answers={"coherence": 1, "sentiment": 1}).handed_in
+    result = save(assignment, 1)
+    assert result.handed_in and result.annotation.item == assignment.slots.get(position=1).item
+    stored = Assignment.objects.get()
+    assert stored.status == "submitted" and stored.submitted_at is not None
+    assert stored.completion_code == completion_code_for(stored)
+    assert (assignment.status, assignment.completion_code) == ("submitted", stored.completion_code)
+    # assignment_submit stays idempotent: the same code, the same time
+    again = assignment_submit(assignment=Assignment.objects.get())
+    assert (again.completion_code, again.submitted_at) == (stored.completion_code,
+                                                           stored.submitted_at)
+
+
+def test_a_one_item_assignment_is_handed_in_by_its_only_save(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=1, completion_mode="fixed",
+                             completion_code="FIXED-CODE")
+    make_items(campaign, 1)
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
+    assignment = assignment_claim(campaign=campaign, worker=worker)
+    assert save(assignment).handed_in
+    stored = Assignment.objects.get()
+    assert (stored.status, stored.completion_code) == ("submitted", "FIXED-CODE")
+    assert Item.objects.get().annotations_done == 1
+
+
 def test_answers_cannot_change_after_the_assignment_is_submitted(assignment):
     submit(assignment, 1)
     submit(assignment, 2)
@@ -119,12 +153,28 @@ def test_answers_cannot_be_saved_in_a_returned_assignment(assignment):
 def test_saving_an_answer_runs_a_few_queries(assignment, django_assert_max_num_queries):
     assignment = Assignment.objects.select_related("campaign").get(pk=assignment.pk)
     # the item at the position locking its assignment (SQLite: a write lock first), the
-    # existing annotation?, insert, item counter; a repeat updates instead and skips the
-    # counter (+ savepoint and release in the test's transaction)
+    # existing annotation?, insert, item counter, unanswered positions left; a repeat
+    # updates instead and skips the counter (+ savepoint and release in the test's
+    # transaction); the last save hands in with one UPDATE more
+    with django_assert_max_num_queries(8):
+        submit(assignment)
     with django_assert_max_num_queries(7):
         submit(assignment)
-    with django_assert_max_num_queries(6):
-        submit(assignment)
+    with django_assert_max_num_queries(9):
+        assert save(assignment, 2).handed_in
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the PostgreSQL path")
+def test_handing_in_a_one_item_assignment_adds_one_update_on_postgresql(
+        owner, django_assert_num_queries):
+    campaign = make_campaign(owner=owner, items_per_assignment=1)
+    make_items(campaign, 1)
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
+    assignment = assignment_claim(campaign=campaign, worker=worker)
+    # lock (with the number of items), existing annotation?, insert, counter, hand-in
+    # (+ savepoint and release): no query for unanswered items, the only one was just saved
+    with django_assert_num_queries(7):
+        assert save(assignment).handed_in
 
 
 # --- control items ---------------------------------------------------------------------------

@@ -38,9 +38,19 @@ def item_ids(assignment):
 
 
 def answer_all(assignment):
+    """Save every item; the last save hands the assignment in."""
     for position in assignment.slots.values_list("position", flat=True):
         annotation_submit(assignment=assignment, position=position, answers=ANSWERS,
                           seconds_spent=1.0)
+
+
+def answered_not_handed_in(assignment):
+    """Every item saved, the assignment still active (saved before the last save handed an
+    assignment in, or a hand-in that failed)."""
+    answer_all(assignment)
+    Assignment.objects.filter(pk=assignment.pk).update(status="active", submitted_at=None,
+                                                       completion_code="")
+    assignment.refresh_from_db()
 
 
 def overdue(assignment):
@@ -342,7 +352,7 @@ def test_a_fixed_campaign_code_is_given_to_everyone(owner):
 def test_a_fully_answered_assignment_past_its_deadline_can_still_be_submitted(campaign):
     make_items(campaign, 1)
     a = claim(campaign)
-    answer_all(a)
+    answered_not_handed_in(a)
     overdue(a)
     assert assignments_expire() == 1
     assert assignment_submit(assignment=a).status == "submitted"
@@ -361,7 +371,7 @@ def test_an_expired_assignment_with_unanswered_items_cannot_be_submitted(campaig
 def test_a_returned_assignment_cannot_be_submitted(campaign):
     make_items(campaign, 1)
     a = claim(campaign)
-    answer_all(a)
+    answered_not_handed_in(a)
     assignment_return(assignment=a)
     with pytest.raises(Conflict):
         assignment_submit(assignment=a)

@@ -56,16 +56,17 @@ def run_threads(targets):
 
 
 def work_until_done(campaign, name):
-    """A worker loop: claim, answer every item, submit, until there is no work left."""
+    """A worker loop: claim, answer every item (the last save hands in), until there is no
+    work left."""
     def loop():
         worker = worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
         while True:
             try:
                 assignment = assignment_claim(campaign=campaign, worker=worker)
                 for position in assignment.slots.values_list("position", flat=True):
-                    annotation_submit(assignment=assignment, position=position, answers=ANSWERS,
-                                      seconds_spent=1)
-                assignment_submit(assignment=assignment)
+                    saved = annotation_submit(assignment=assignment, position=position,
+                                              answers=ANSWERS, seconds_spent=1)
+                assert saved.handed_in
             except NoWorkAvailable:
                 return
             except Conflict:
@@ -122,23 +123,83 @@ def test_concurrent_double_submits_store_each_answer_exactly_once(owner):
         for n in range(4)
     ]
 
+    handed_in = Counter()
+
     def double_click(assignment, position, value):
         def go():
             for _ in range(3):
-                annotation_submit(assignment=assignment, position=position,
-                                  answers={"coherence": value, "sentiment": 1}, seconds_spent=1)
+                try:
+                    saved = annotation_submit(assignment=assignment, position=position,
+                                              answers={"coherence": value, "sentiment": 1},
+                                              seconds_spent=1)
+                except Conflict as exc:  # a concurrent save of its last item handed it in
+                    assert "submitted" in exc.message
+                    return
+                handed_in[assignment.pk] += saved.handed_in
         return go
 
     run_threads([double_click(a, p, v) for a in assignments for p in range(1, 5) for v in (2, 5)])
     assert Annotation.objects.count() == 16
     assert set(Item.objects.values_list("annotations_done", flat=True)) == {1}
     assert set(Annotation.objects.values_list("answers__coherence", flat=True)) <= {2, 5}
+    assert handed_in == {a.pk: 1 for a in assignments}  # each handed in by exactly one save
+    assert Assignment.objects.filter(status="submitted").count() == 4
 
     codes = []
     run_threads([lambda: codes.append(assignment_submit(assignment=assignments[0])
                                       .completion_code)] * 16)
     assert len(set(codes)) == 1 and len(codes) == 16
-    assert Assignment.objects.filter(status="submitted").count() == 1
+    assert codes[0] == Assignment.objects.get(pk=assignments[0].pk).completion_code
+
+
+def test_concurrent_double_submits_of_the_final_item_store_once_and_hand_in_once(owner):
+    campaign = make_campaign(owner=owner, items_per_assignment=2, annotations_per_item=1)
+    make_items(campaign, 2)
+    assignment = assignment_claim(campaign=campaign, worker=worker_get_or_create(
+        campaign=campaign, platform="prolific", platform_id="clicker"))
+    annotation_submit(assignment=assignment, position=1, answers=ANSWERS)
+    outcomes = Counter()
+
+    def click(value):
+        def go():
+            try:
+                saved = annotation_submit(assignment=assignment, position=2, seconds_spent=1,
+                                          answers={"coherence": value, "sentiment": 1})
+            except Conflict as exc:
+                outcomes["closed" if "submitted" in exc.message else exc.message] += 1
+            else:
+                outcomes["handed in" if saved.handed_in else "saved"] += 1
+        return go
+
+    run_threads([click(1 + n % 5) for n in range(THREADS)])
+    assert outcomes == {"handed in": 1, "closed": THREADS - 1}
+    assert Annotation.objects.count() == 2
+    assert set(Item.objects.values_list("annotations_done", flat=True)) == {1}
+    stored = Assignment.objects.get()
+    assert stored.status == "submitted" and stored.completion_code
+
+
+def test_concurrent_posts_of_the_final_item_all_land_on_the_code(owner, settings):
+    from django.test import Client
+    from django.urls import reverse
+
+    settings.RATELIMIT_ENABLED = False
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=1)
+    make_items(campaign, 1)
+    assignment = assignment_claim(campaign=campaign, worker=worker_get_or_create(
+        campaign=campaign, platform="prolific", platform_id="clicker"))
+    item = reverse("campaigns:item", args=[assignment.token, 1])
+    done = reverse("campaigns:done", args=[assignment.token])
+    locations = []
+
+    def post():
+        response = Client().post(item, {"q-coherence": "4", "q-sentiment": "2"})
+        locations.append((response.status_code, response.get("Location")))
+
+    run_threads([post] * THREADS)
+    assert locations == [(302, done)] * THREADS
+    assert Annotation.objects.count() == 1 and Item.objects.get().annotations_done == 1
+    assert Assignment.objects.get().status == "submitted"
 
 
 def test_no_claim_started_after_a_pause_is_committed_hands_out_work(owner):
@@ -212,7 +273,9 @@ def test_expired_work_is_reclaimed_and_handed_out_again(owner):
         return go
 
     run_threads([retake(f"fast{n}") for n in range(16)] + [task_expire_assignments.delay] * 2)
-    assert Assignment.objects.filter(pk__in=first, status="expired").count() == 16
+    # The answered ones were handed in by their save; the others expired.
+    assert Assignment.objects.filter(pk__in=first, status="expired").count() == 8
+    assert Assignment.objects.filter(pk__in=first, status="submitted").count() == 8
     assert len(second) == 8
     assert set(Item.objects.values_list("slots_taken", flat=True)) == {1}
     rehanded = set(AssignmentItem.objects.filter(assignment__in=second)

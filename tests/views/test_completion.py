@@ -1,4 +1,5 @@
-"""The finish and completion pages: the code only after the work is saved; platform hand-back."""
+"""Handing in and the completion page: the last save hands in, the code only after the work is
+saved; the finish page for what is left; platform hand-back."""
 import pytest
 from django.urls import reverse
 
@@ -18,24 +19,47 @@ def done(assignment):
 
 
 def answer_all(client, assignment, post=VALID_CONTINUATION):
+    """Save every item in order; the last save hands the work in (its redirect is returned)."""
     for position in range(1, assignment.slots.count() + 1):
-        assert client.post(item_url(assignment, position), post).status_code == 302
+        response = client.post(item_url(assignment, position), post)
+        assert response.status_code == 302
+    return response
 
 
-def test_the_code_appears_in_no_page_before_the_work_is_submitted(client, continuation):
+def saved_but_not_handed_in(client, assignment):
+    """Every item saved, the assignment still active: work saved before the save of the last
+    item handed it in (or whose hand-in failed). The finish page hands such work in."""
+    answer_all(client, assignment)
+    Assignment.objects.filter(pk=assignment.pk).update(status="active", submitted_at=None,
+                                                       completion_code="")
+
+
+def test_the_code_appears_in_no_page_before_the_work_is_saved(client, continuation):
     seen = [client.get(reverse("campaigns:entry", args=[continuation.slug]), PROLIFIC)]
     assignment = start(client, continuation)
     code = completion_code_for(assignment)
     for position in (1, 2, 3):
         seen.append(client.get(item_url(assignment, position)))
         seen.append(client.post(item_url(assignment, position), {"q-coherence": "9"}))
-        client.post(item_url(assignment, position), VALID_CONTINUATION)
-    seen.append(client.get(finish(assignment)))
-    seen.append(client.get(done(assignment), follow=True))
+        if position < 3:
+            client.post(item_url(assignment, position), VALID_CONTINUATION)
+            seen.append(client.get(finish(assignment)))
+            seen.append(client.get(done(assignment), follow=True))
     for response in seen:
         assert code.encode() not in response.content
-    response = client.post(finish(assignment), follow=True)
+    response = client.post(item_url(assignment, 3), VALID_CONTINUATION, follow=True)
     assert code.encode() in response.content
+
+
+def test_saving_the_last_item_hands_in_and_shows_the_code(client, continuation):
+    assignment = start(client, continuation)
+    response = answer_all(client, assignment)
+    assert response["Location"] == done(assignment)
+    assignment.refresh_from_db()
+    assert assignment.status == "submitted" and assignment.submitted_at is not None
+    assert assignment.completion_code == completion_code_for(assignment)
+    html = client.get(done(assignment)).content.decode()
+    assert assignment.completion_code in html
 
 
 def test_finish_with_unanswered_items_explains_and_keeps_the_work(client, continuation):
@@ -55,11 +79,30 @@ def test_done_before_submitting_goes_to_the_finish_page(client, continuation):
     assert client.get(done(assignment))["Location"] == finish(assignment)
 
 
-def test_a_plain_campaign_shows_a_per_assignment_code(client, continuation):
+def test_the_finish_page_of_a_submitted_assignment_goes_to_the_code(client, continuation):
     assignment = start(client, continuation)
     answer_all(client, assignment)
+    assert client.get(finish(assignment))["Location"] == done(assignment)
+    assert client.post(finish(assignment))["Location"] == done(assignment)
+
+
+def test_work_saved_complete_but_not_handed_in_is_handed_in_by_the_finish_page(
+        client, continuation):
+    assignment = start(client, continuation)
+    saved_but_not_handed_in(client, assignment)
+    page = client.get(finish(assignment)).content.decode()
+    assert "3 of 3 answered" in page and "Finish" in page
+    assert completion_code_for(assignment) not in page
     response = client.post(finish(assignment))
     assert response["Location"] == done(assignment)
+    assignment.refresh_from_db()
+    assert assignment.status == "submitted"
+    assert assignment.completion_code == completion_code_for(assignment)
+
+
+def test_a_plain_campaign_shows_a_per_assignment_code(client, continuation):
+    assignment = start(client, continuation)
+    assert answer_all(client, assignment)["Location"] == done(assignment)
     assignment.refresh_from_db()
     html = client.get(done(assignment)).content.decode()
     assert assignment.status == "submitted"
@@ -70,7 +113,7 @@ def test_a_plain_campaign_shows_a_per_assignment_code(client, continuation):
 def test_prolific_gets_a_button_to_the_redirect_url_with_the_code(client, translation_campaign):
     assignment = start(client, translation_campaign)
     answer_all(client, assignment, {"q-acceptability": "70", "q-acceptability__moved": "1"})
-    html = client.post(finish(assignment), follow=True).content.decode()
+    html = client.get(done(assignment)).content.decode()
     assert 'href="https://app.prolific.com/submissions/complete?cc=C7Q2M4TA"' in html
     assert "C7Q2M4TA" in html
 
@@ -80,7 +123,7 @@ def test_mturk_gets_a_form_posting_assignment_id_and_the_code(client, continuati
               "turkSubmitTo": "https://www.mturk.com"}
     assignment = start(client, continuation, params=params)
     answer_all(client, assignment)
-    html = client.post(finish(assignment), follow=True).content.decode()
+    html = client.get(done(assignment)).content.decode()
     assignment.refresh_from_db()
     assert 'action="https://www.mturk.com/mturk/externalSubmit"' in html
     assert 'name="assignmentId" value="3XYZ"' in html
@@ -89,7 +132,7 @@ def test_mturk_gets_a_form_posting_assignment_id_and_the_code(client, continuati
 
 def test_finishing_twice_is_harmless(client, continuation):
     assignment = start(client, continuation)
-    answer_all(client, assignment)
+    saved_but_not_handed_in(client, assignment)
     assert client.post(finish(assignment))["Location"] == done(assignment)
     assert client.post(finish(assignment))["Location"] == done(assignment)
     assert Assignment.objects.get().status == "submitted"
@@ -98,7 +141,6 @@ def test_finishing_twice_is_harmless(client, continuation):
 def test_a_returning_worker_after_submitting_gets_new_work_or_a_clear_page(client, continuation):
     assignment = start(client, continuation)
     answer_all(client, assignment)
-    client.post(finish(assignment))
     response = client.get(reverse("campaigns:entry", args=[continuation.slug]), PROLIFIC)
     assert response.status_code == 200  # the start page again, not the old assignment
 
@@ -109,7 +151,7 @@ def test_work_saved_before_the_deadline_can_still_be_handed_in(client, continuat
     from django.utils import timezone
 
     assignment = start(client, continuation)
-    answer_all(client, assignment)
+    saved_but_not_handed_in(client, assignment)
     Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(1))
     assert b"Finish" in client.get(finish(assignment)).content
     assert client.post(finish(assignment))["Location"] == done(assignment)

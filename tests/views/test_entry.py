@@ -138,8 +138,8 @@ def test_intake_is_asked_once_and_stored(client, owner):
     assert 'value="Leeds"' in html  # the other answers stay filled in
     assignment = start(client, campaign, **{"q-age": "25-34", "q-language_region": "Leeds"})
     assert assignment.worker.intake == {"age": "25-34", "language_region": "Leeds"}
-    client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
-    client.post(reverse("campaigns:finish", args=[assignment.token]))
+    response = client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
+    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
     page = client.get(entry(campaign.slug), PROLIFIC).content.decode()
     assert 'name="q-age"' not in page  # asked once per worker
     second = start(client, campaign)
@@ -158,8 +158,8 @@ def test_the_worker_limit_is_a_polite_page(client, continuation):
                                                        items_per_assignment=1)
     continuation.refresh_from_db()
     assignment = start(client, continuation)
-    client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
-    client.post(reverse("campaigns:finish", args=[assignment.token]))
+    response = client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
+    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
     response = client.post(entry(continuation.slug), PROLIFIC)
     assert response.status_code == 409
     assert b"Thank you" in response.content

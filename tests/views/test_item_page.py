@@ -51,11 +51,64 @@ def test_a_valid_answer_is_saved_and_redirects_to_the_next_item(client, continua
     assert annotation.answers == {"coherence": 4, "sentiment": 2, "feedback": "fine"}
 
 
-def test_the_last_item_redirects_to_the_finish_page(client, continuation):
+def test_saving_the_last_item_hands_in_and_redirects_to_the_code(client, continuation):
     assignment = start(client, continuation)
     for position in (1, 2, 3):
         response = client.post(item_url(assignment, position), VALID_CONTINUATION)
+    done = reverse("campaigns:done", args=[assignment.token])
+    assert response.status_code == 302 and response["Location"] == done
+    assignment.refresh_from_db()
+    assert assignment.status == "submitted" and assignment.completion_code
+    assert assignment.completion_code in client.get(done).content.decode()
+
+
+def test_the_assignment_stays_open_until_its_last_unanswered_item_is_saved(client, continuation):
+    assignment = start(client, continuation)
+    client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    # The last position saved while item 2 is unanswered: the finish page says what is left.
+    response = client.post(item_url(assignment, 3), VALID_CONTINUATION)
     assert response["Location"] == reverse("campaigns:finish", args=[assignment.token])
+    assignment.refresh_from_db()
+    assert assignment.status == "active" and not assignment.completion_code
+    # Item 2, the last unanswered one, is saved from the middle of the assignment.
+    response = client.post(item_url(assignment, 2), VALID_CONTINUATION)
+    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    assert Assignment.objects.get().status == "submitted"
+    assert Annotation.objects.count() == 3
+
+
+def test_going_back_and_changing_an_answer_before_the_end(client, continuation):
+    assignment = start(client, continuation)
+    client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    client.post(item_url(assignment, 2), VALID_CONTINUATION)
+    page = client.get(item_url(assignment, 1)).content.decode()
+    assert 'id="f-coherence-4" name="q-coherence" value="4" checked' in page
+    response = client.post(item_url(assignment, 1), {**VALID_CONTINUATION, "q-coherence": "1"})
+    assert response["Location"] == item_url(assignment, 2)
+    assert Assignment.objects.get().status == "active"
+    first = assignment.slots.get(position=1).item
+    assert Annotation.objects.get(item=first).answers["coherence"] == 1
+    assert Annotation.objects.count() == 2
+    response = client.post(item_url(assignment, 3), VALID_CONTINUATION)
+    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+
+
+def test_a_double_post_of_the_final_item_stores_once_and_lands_on_the_code(client, continuation):
+    assignment = start(client, continuation)
+    for position in (1, 2):
+        client.post(item_url(assignment, position), VALID_CONTINUATION)
+    done = reverse("campaigns:done", args=[assignment.token])
+    first = client.post(item_url(assignment, 3), VALID_CONTINUATION)
+    again = client.post(item_url(assignment, 3), {**VALID_CONTINUATION, "q-coherence": "1"})
+    assert first.status_code == again.status_code == 302
+    assert first["Location"] == again["Location"] == done
+    assert Annotation.objects.count() == 3
+    assert all(a.answers["coherence"] == 4 for a in Annotation.objects.all())
+    assert sorted(Item.objects.values_list("annotations_done", flat=True)) == [0, 0, 1, 1, 1]
+    submitted = Assignment.objects.get()
+    assert submitted.status == "submitted"
+    assert client.post(item_url(assignment, 3), VALID_CONTINUATION)["Location"] == done
+    assert Assignment.objects.get().submitted_at == submitted.submitted_at
 
 
 def test_a_rejected_answer_is_400_with_messages_and_other_answers_kept(client, continuation):
@@ -145,7 +198,6 @@ def test_a_submitted_assignment_sends_the_worker_to_the_code_not_an_error(client
     assignment = start(client, continuation)
     for position in (1, 2, 3):
         client.post(item_url(assignment, position), VALID_CONTINUATION)
-    client.post(reverse("campaigns:finish", args=[assignment.token]))
     done = reverse("campaigns:done", args=[assignment.token])
     assert client.get(item_url(assignment, 1))["Location"] == done
     response = client.post(item_url(assignment, 1), VALID_CONTINUATION)
