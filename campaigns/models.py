@@ -295,6 +295,26 @@ class Annotation(models.Model):
         return f"annotation {self.pk} (item {self.item_id}, assignment {self.assignment_id})"
 
 
+class ItemTally(models.Model):
+    """How many human ratings of one regular item gave each value of each numeric answer part.
+
+    `counts` is {"<question>" or "<question>/<part>": {"<value>": n}}, for every number in an
+    answer's top level or one level down (likert points, rubric criteria, sliders). Kept by
+    PostgreSQL statement triggers on the annotation table (migration 0006), so every write
+    path (pages, API, erasure, deletes, raw SQL) keeps it exact; attention/gold items and LLM
+    judges are not counted. Agreement on a fixed scale reads these per-item tallies instead
+    of a million answers (selectors.analysis.question_value_counts). Not kept on SQLite.
+    """
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True,
+                                related_name="tally")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    counts = models.JSONField(default=dict)
+
+    def __str__(self) -> str:
+        return f"tally of item {self.item_id}"
+
+
 class ExportJob(models.Model):
     """A requested export; its state lives here, not in Celery's result backend."""
 

@@ -106,24 +106,24 @@ def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
 def bootstrap_alphas(
     counts: np.ndarray, domain: np.ndarray, level: str, *, n_boot: int = N_BOOT, seed: int = 0
 ) -> np.ndarray:
-    """Alpha for `n_boot` resamples of units (rows of counts), vectorised over resamples."""
-    n_units, n_values = counts.shape
-    m = counts.sum(axis=1)
+    """Alpha for `n_boot` resamples of units (rows of counts), vectorised over resamples.
+
+    Units with the same counts are interchangeable, so a resample is described by how many
+    units of each distinct row it drew (`resample_weights`); every resample's coincidences
+    are then one matrix product. The distinct rows come sorted, so the CI depends on the
+    data only, not on the order the units were read in.
+    """
+    groups, sizes = np.unique(counts, axis=0, return_counts=True)
+    n_values = groups.shape[1]
+    m = groups.sum(axis=1)
     # Each unit's coincidences: (n_u n_u^T - diag(n_u)) / (m_u - 1).
-    per_unit = (counts[:, :, None] * counts[:, None, :]).astype(float)
-    per_unit[:, np.arange(n_values), np.arange(n_values)] -= counts
+    per_unit = (groups[:, :, None] * groups[:, None, :]).astype(float)
+    per_unit[:, np.arange(n_values), np.arange(n_values)] -= groups
     per_unit /= (m - 1)[:, None, None]
-    flat = per_unit.reshape(n_units, -1)
-    rng = np.random.default_rng(seed)
+    flat = per_unit.reshape(len(groups), -1)
     coincidences = np.empty((n_boot, n_values * n_values))
-    chunk = max(1, 4_000_000 // max(n_units, 1))  # bounds the weights matrix to ~32 MB
-    for start in range(0, n_boot, chunk):
-        stop = min(n_boot, start + chunk)
-        weights = np.stack([
-            np.bincount(rng.integers(0, n_units, n_units), minlength=n_units)
-            for _ in range(start, stop)
-        ]).astype(float)
-        coincidences[start:stop] = weights @ flat
+    for start, weights in resample_weights(sizes, n_boot=n_boot, seed=seed):
+        coincidences[start:start + len(weights)] = weights @ flat
     coincidences = coincidences.reshape(n_boot, n_values, n_values)
     n_v = coincidences.sum(axis=2)
     n = n_v.sum(axis=1)
@@ -133,6 +133,29 @@ def bootstrap_alphas(
     with np.errstate(divide="ignore", invalid="ignore"):
         alphas = 1.0 - (n - 1) * observed / expected
     return alphas[np.isfinite(alphas)]
+
+
+def resample_weights(sizes: np.ndarray, *, n_boot: int, seed: int = 0):
+    """Yield (first resample, weights[b, g]): how many units of group g resample b drew.
+
+    Each resample draws as many units as there are, uniformly with replacement. With few
+    distinct groups (a 1-5 scale rated five times has a few hundred, however many items) the
+    group counts are drawn directly from the multinomial distribution they follow; otherwise
+    units are drawn one by one, in chunks that keep the weights matrix near 32 MB.
+    """
+    rng = np.random.default_rng(seed)
+    n_units, n_groups = int(sizes.sum()), len(sizes)
+    if 4 * n_groups <= n_units:
+        yield 0, rng.multinomial(n_units, sizes / n_units, size=n_boot).astype(float)
+        return
+    group_of_unit = np.repeat(np.arange(n_groups), sizes)
+    chunk = max(1, 4_000_000 // max(n_groups, 1))
+    for start in range(0, n_boot, chunk):
+        stop = min(n_boot, start + chunk)
+        yield start, np.stack([
+            np.bincount(group_of_unit[rng.integers(0, n_units, n_units)], minlength=n_groups)
+            for _ in range(start, stop)
+        ]).astype(float)
 
 
 def krippendorff_alpha(
@@ -150,6 +173,14 @@ def krippendorff_alpha(
     counts, domain = value_counts(units, values, numeric=numeric, codes=unit_index)
     pairable = np.bincount(unit_index)[unit_index] >= 2
     n_raters = len(pd.unique(raters[pairable]))
+    return alpha_result(counts, domain, level, n_raters=n_raters, n_boot=n_boot, seed=seed)
+
+
+def alpha_result(
+    counts: np.ndarray, domain: np.ndarray, level: str, *, n_raters: int,
+    n_boot: int = N_BOOT, seed: int = 0,
+) -> AlphaResult:
+    """Alpha, its bootstrap CI and what it rests on, from per-unit value counts."""
     value = alpha_from_counts(counts, domain, level)
     low = high = None
     if value is not None and n_boot > 0:

@@ -1,11 +1,12 @@
-"""Statistics endpoint: the analysis selector's tables (agreement, scores, judges, quality)."""
+"""Statistics endpoints: every analysis table, and one question's agreement on its own."""
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from ..selectors.analysis import campaign_statistics
+from ..analysis.agreement import N_BOOT
+from ..selectors.analysis import campaign_statistics, question_agreement
 from . import openapi
 from .base import ApiView
 from .permissions import campaign_for
@@ -41,3 +42,64 @@ class CampaignStatsApi(ApiView):
         campaign = campaign_for(request.user, slug)
         filters = validated(self.StatsFilterInput, request.query_params)
         return Response(campaign_statistics(campaign=campaign, **filters))
+
+
+AGREEMENT_SCHEMA = {
+    "type": "object",
+    "description": "Krippendorff's alpha of one question part at its level of measurement.",
+    "properties": {
+        "question": {"type": "string"},
+        "part": {"type": "string"},
+        "level": {"type": "string", "enum": ["nominal", "ordinal", "interval", "ratio"]},
+        "alpha": {"type": ["number", "null"]},
+        "ci_low": {"type": ["number", "null"]},
+        "ci_high": {"type": ["number", "null"]},
+        "n_items": {"type": "integer"},
+        "n_raters": {"type": "integer"},
+        "n_ratings": {"type": "integer"},
+    },
+    "required": ["question", "part", "level", "alpha", "ci_low", "ci_high", "n_items",
+                 "n_raters", "n_ratings"],
+}
+
+
+class QuestionAgreementApi(ApiView):
+    class AgreementInput(serializers.Serializer):
+        question = serializers.CharField(max_length=64)
+        part = serializers.CharField(max_length=64, required=False, default="",
+                                     allow_blank=True)
+        bootstrap = serializers.IntegerField(required=False, default=N_BOOT, min_value=0,
+                                             max_value=10_000)
+        exclude_flagged = serializers.BooleanField(required=False, default=False)
+
+    @extend_schema(
+        operation_id="campaigns_agreement", tags=["statistics"],
+        parameters=[
+            OpenApiParameter("question", str, required=True, description="A question id."),
+            OpenApiParameter("part", str, description=(
+                "A rubric criterion id, or a part such as `label` for line labels; empty for "
+                "the whole answer.")),
+            OpenApiParameter("bootstrap", int, description=(
+                f"Resamples for the 95% CI (default {N_BOOT}; 0 for the point estimate).")),
+            OpenApiParameter("exclude_flagged", bool, description=(
+                "Leave workers flagged by quality control out.")),
+        ],
+        responses={200: AGREEMENT_SCHEMA, **openapi.errors()},
+    )
+    def get(self, request, slug: str):
+        """One question part's agreement (the agreement table's row), fast on big campaigns:
+        likert questions and rubric criteria are computed from per-item tallies."""
+        campaign = campaign_for(request.user, slug)
+        filters = validated(self.AgreementInput, request.query_params)
+        try:
+            row = question_agreement(campaign=campaign, question=filters["question"],
+                                     part=filters["part"], n_boot=filters["bootstrap"],
+                                     exclude_flagged=filters["exclude_flagged"])
+        except KeyError:
+            raise exceptions.ValidationError({"question": [
+                f"The campaign has no question part {filters['question']!r}"
+                + (f" / {filters['part']!r}." if filters["part"] else ".")]}) from None
+        except ValueError as exc:
+            raise exceptions.ValidationError({"part": [f"{exc}: no agreement to compute."]}
+                                             ) from None
+        return Response(row)

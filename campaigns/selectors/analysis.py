@@ -18,7 +18,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from ..analysis import agreement, judges, quality, scores
-from ..models import Annotation, Campaign, Item, Worker
+from ..models import Annotation, Campaign, Item, ItemTally, Worker
 from ..pseudonyms import worker_pseudonym
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
 
@@ -35,6 +35,8 @@ LLM = Worker.Platform.LLM
 BASE_COLUMNS = ["annotation", "item", "worker", "seconds", "control_passed"]
 NULL = "\\N"  # COPY's marker for NULL (a quoted "\\N" in the data would read as None too)
 NUMERIC = ("ordinal", "interval", "ratio")
+# Fixed scales: agreement reads their per-item tallies (few distinct ones) on PostgreSQL.
+TALLIED_KINDS = ("likert", "rubric")
 
 
 def is_free_text(question, part: str) -> bool:
@@ -241,8 +243,9 @@ def question_value_counts(
     What `agreement.alpha_from_counts` takes: the same counts as `agreement.value_counts` over
     `question_ratings` (every human rating of a regular item; items with fewer than two ratings
     dropped), so alpha is the same figure. A lines question's part `label` has one unit per
-    line, as in the agreement table. On PostgreSQL a numeric part reads only (item, value)
-    pairs; everything else takes the question_ratings / frame path.
+    line, as in the agreement table. On PostgreSQL a likert question or rubric criterion reads
+    the per-item tallies, another numeric part only (item, value) pairs; everything else
+    takes the question_ratings / frame path.
     """
     schema = schema or parse_schema(campaign.schema)
     q = schema.question(question)
@@ -250,6 +253,9 @@ def question_value_counts(
     if part not in paths:
         return _frame_value_counts(campaign, schema, question, part)
     level = _level(q, part)
+    if connection.vendor == "postgresql" and level in NUMERIC and q.kind in TALLIED_KINDS:
+        counts, domain = _tallied_value_counts(campaign, f"{q.id}/{part}" if part else q.id)
+        return counts, domain, level
     if connection.vendor == "postgresql" and level in NUMERIC:
         rows = _numeric_pairs_binary(_human_regular(campaign, paths[part]))
         counts, domain = agreement.value_counts(
@@ -259,6 +265,92 @@ def question_value_counts(
     counts, domain = agreement.rating_counts(ratings["item"].to_numpy(),
                                              ratings["value"].to_numpy(), level=level)
     return counts, domain, level
+
+
+def question_agreement(
+    *, campaign: Campaign, question: str, part: str = "", exclude_flagged: bool = False,
+    n_boot: int = agreement.N_BOOT,
+) -> dict:
+    """One row of the agreement table (alpha, 95% CI, items, raters, ratings) for one part.
+
+    The same figures as campaign_statistics' agreement row for (question, part). A likert
+    question or rubric criterion on PostgreSQL is computed from the per-item tallies, so a
+    million ratings take a fraction of a second; with `exclude_flagged`, or for other
+    kinds, the row comes from the annotations frame. KeyError for an unknown question or
+    part, ValueError for a free-text part (nothing to agree on).
+    """
+    schema = parse_schema(campaign.schema)
+    q = schema.question(question)
+    if q.kind in TALLIED_KINDS and part not in q.parts():
+        raise KeyError(part)
+    level = _level(q, part)
+    if level is None:
+        raise ValueError(f"{question}{'.' + part if part else ''} is free text")
+    if (connection.vendor == "postgresql" and level in NUMERIC and q.kind in TALLIED_KINDS
+            and not exclude_flagged):
+        key = f"{q.id}/{part}" if part else q.id
+        counts, domain = _tallied_value_counts(campaign, key)
+        result = agreement.alpha_result(counts, domain, level, n_boot=n_boot,
+                                        n_raters=_tallied_raters(campaign, q.id, part, key))
+        return {"question": q.id, "part": part, "level": level, **result.as_dict()}
+    frame = annotations_frame(campaign=campaign, schema=schema)
+    humans, _ = split_frame(frame)
+    if exclude_flagged:
+        quality_table = _quality(humans)
+        flagged = set(quality_table[quality_table["flagged"].astype(bool)]["worker"])
+        humans = humans[~humans["worker_name"].isin(flagged)]
+    rated = humans[humans["rated"] & humans["control"].eq("") & humans["question"].eq(q.id)]
+    agree = _agreement_input(rated)
+    agree = agree[agree["part"].eq(part)]
+    table = agreement.agreement_table(agree, {(q.id, part): level}, n_boot=n_boot)
+    if table.empty:
+        empty = agreement.alpha_result(np.zeros((0, 0), dtype=np.int64), np.array([]), level,
+                                       n_raters=0, n_boot=0)
+        return {"question": q.id, "part": part, "level": level, **empty.as_dict()}
+    return records(table)[0]
+
+
+def _tallied_raters(campaign: Campaign, question: str, part: str, key: str) -> int:
+    """Human raters with a rating of this part on an item that has at least two of them.
+
+    Per worker, an EXISTS that stops at the first such rating (one or two index probes for
+    almost every worker), instead of scanning every annotation.
+    """
+    path = [question, part] if part else [question]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT count(*) FROM {Worker._meta.db_table} w "  # noqa: S608 (table names only)
+            "WHERE w.campaign_id = %s AND w.platform <> %s AND EXISTS ("
+            f"SELECT 1 FROM {Annotation._meta.db_table} a "
+            f"JOIN {ItemTally._meta.db_table} t ON t.item_id = a.item_id "
+            "WHERE a.worker_id = w.id AND jsonb_typeof(a.answers #> %s) = 'number' "
+            "AND (SELECT sum(n::bigint) FROM jsonb_each_text(t.counts -> %s) AS c(v, n)) >= 2)",
+            [campaign.pk, LLM, path, key])
+        return int(cursor.fetchone()[0])
+
+
+def _tallied_value_counts(campaign: Campaign, key: str) -> tuple[np.ndarray, np.ndarray]:
+    """question_value_counts from the per-item tallies (models.ItemTally) of a fixed scale.
+
+    PostgreSQL groups the items by their tally of this part (a 1-5 scale rated 5 times has a
+    few hundred distinct tallies, however many items), so a million ratings arrive as a few
+    hundred (tally, number of items) rows. The counts come back one row per item with at
+    least two ratings, as value_counts gives them, in tally order instead of item order
+    (alpha does not depend on the order of units).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (counts -> %s)::text, count(*) FROM {ItemTally._meta.db_table} "  # noqa: S608 (table name only)
+            "WHERE campaign_id = %s AND counts ? %s GROUP BY 1", [key, campaign.pk, key])
+        groups = [(json.loads(tally), n) for tally, n in cursor.fetchall()]
+    groups = [(tally, n) for tally, n in groups if sum(tally.values()) >= 2]
+    domain = np.unique(np.array([float(v) for tally, _ in groups for v in tally], dtype=float))
+    patterns = np.zeros((len(groups), len(domain)), dtype=np.int64)
+    for row, (tally, _) in enumerate(groups):
+        for value, count in tally.items():
+            patterns[row, np.searchsorted(domain, float(value))] += count
+    items_per_pattern = np.array([n for _, n in groups], dtype=np.int64)
+    return np.repeat(patterns, items_per_pattern, axis=0), domain
 
 
 def _numeric_pairs_binary(queryset) -> np.ndarray:

@@ -10,6 +10,7 @@ from campaigns.analysis.agreement import (
     alpha_from_counts,
     bootstrap_alphas,
     krippendorff_alpha,
+    resample_weights,
     value_counts,
 )
 
@@ -38,17 +39,53 @@ def test_it_reproduces_krippendorffs_published_example(level):
     assert (result.n_items, result.n_raters, result.n_ratings) == (11, 4, 40)
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_each_bootstrap_resample_equals_the_package_on_the_same_resample(level):
+def _repetitive_counts():
+    """600 units rated by 3 of 5 values: a few dozen distinct rows (the multinomial draw)."""
+    rng = np.random.default_rng(3)
+    truth = rng.integers(1, 6, 600)
+    matrix = np.clip(truth + rng.integers(-1, 2, (3, 600)), 1, 5).astype(float)
+    units, _, values = _triples(matrix)
+    return value_counts(units, values, numeric=True)
+
+
+def _published_counts():
+    """Krippendorff's 12 units: nearly all distinct (units drawn one by one)."""
     units, _, values = _triples(RELIABILITY)
     keep = ~np.isnan(values)
-    counts, domain = value_counts(units[keep], values[keep], numeric=True)
+    return value_counts(units[keep], values[keep], numeric=True)
+
+
+@pytest.mark.parametrize("data", [_published_counts, _repetitive_counts])
+@pytest.mark.parametrize("level", LEVELS)
+def test_each_bootstrap_resample_equals_the_package_on_the_same_resample(level, data):
+    counts, domain = data()
     ours = bootstrap_alphas(counts, domain, level, n_boot=5, seed=7)
-    rng = np.random.default_rng(7)
-    for alpha in ours:
-        rows = rng.integers(0, len(counts), len(counts))
+    groups, sizes = np.unique(counts, axis=0, return_counts=True)
+    weights = np.vstack([w for _, w in resample_weights(sizes, n_boot=5, seed=7)])
+    assert (weights.sum(axis=1) == len(counts)).all()  # each resample has every unit's size
+    for alpha, drawn in zip(ours, weights, strict=True):
+        resample = np.repeat(groups, drawn.astype(int), axis=0)
         assert alpha == pytest.approx(krippendorff.alpha(
-            value_counts=counts[rows], value_domain=domain, level_of_measurement=level))
+            value_counts=resample, value_domain=domain, level_of_measurement=level))
+
+
+def test_the_ci_does_not_depend_on_the_order_units_were_read_in():
+    counts, domain = _repetitive_counts()
+    shuffled = counts[np.random.default_rng(1).permutation(len(counts))]
+    assert np.array_equal(bootstrap_alphas(counts, domain, "ordinal", n_boot=50),
+                          bootstrap_alphas(shuffled, domain, "ordinal", n_boot=50))
+
+
+def test_both_ways_of_drawing_resamples_give_the_same_spread():
+    """Drawing group counts from the multinomial is the same distribution as drawing units."""
+    counts, _ = _repetitive_counts()
+    _, sizes = np.unique(counts, axis=0, return_counts=True)
+    direct = np.vstack([w for _, w in resample_weights(sizes, n_boot=4000, seed=1)])
+    unit_by_unit = np.vstack([np.bincount(np.repeat(np.arange(len(sizes)), sizes)[
+        np.random.default_rng(s).integers(0, sizes.sum(), sizes.sum())], minlength=len(sizes))
+        for s in range(4000)])
+    assert direct.mean(axis=0) == pytest.approx(unit_by_unit.mean(axis=0), rel=0.05, abs=0.3)
+    assert direct.std(axis=0) == pytest.approx(unit_by_unit.std(axis=0), rel=0.1, abs=0.3)
 
 
 def test_the_confidence_interval_brackets_alpha_and_is_reproducible():

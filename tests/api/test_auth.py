@@ -17,6 +17,7 @@ OPERATIONS = [
                                                      "completion": "c"}]),
     ("get", "/api/campaigns/{slug}/annotations/", None),
     ("get", "/api/campaigns/{slug}/stats/", None),
+    ("get", "/api/campaigns/{slug}/agreement/?question=coherence", None),
     ("post", "/api/campaigns/{slug}/judgments/import/", [{"item": "x", "judge": "j",
                                                          "output": "{}"}]),
     ("get", "/api/campaigns/{slug}/exports/", None),

@@ -1,7 +1,8 @@
-"""The statistics endpoint: the analysis selector's tables for one campaign."""
+"""The statistics endpoints: the analysis tables of a campaign, one question's agreement."""
 import pytest
 
 from tests.api.conftest import make_annotation, make_items
+from tests.factories import RUBRIC_SCHEMA, make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -21,3 +22,73 @@ def test_the_stats_of_an_empty_campaign_are_not_an_error(api, campaign):
     response = api.get(f"/api/campaigns/{campaign.slug}/stats/?exclude_flagged=true")
     assert response.status_code == 200
     assert response.json()["counts"]["annotations"] == 0
+
+
+def _rated(campaign, n_items=6, workers=("W1", "W2", "W3")):
+    for n, item in enumerate(make_items(campaign, n_items)):
+        for w, worker in enumerate(workers):
+            if (n + w) % 4 == 3:
+                continue  # a missing rating
+            make_annotation(campaign, item, worker_id=worker,
+                            answers={"coherence": 1 + (n + w * 2) % 5, "sentiment": 1 + n % 3})
+
+
+def test_one_questions_agreement_is_the_agreement_tables_row(api, campaign):
+    _rated(campaign)
+    table = api.get(f"/api/campaigns/{campaign.slug}/stats/").json()["agreement"]
+    for question in ("coherence", "sentiment"):
+        response = api.get(f"/api/campaigns/{campaign.slug}/agreement/?question={question}")
+        assert response.status_code == 200, response.json()
+        row = next(r for r in table if r["question"] == question)
+        body = response.json()
+        assert body == pytest.approx(row, abs=1e-12)
+        assert body["level"] == "ordinal" and body["n_raters"] == 3 and body["ci_low"] is not None
+
+
+def test_a_rubric_criterion_has_its_own_agreement(api, owner):
+    campaign = make_campaign(owner=owner, schema=RUBRIC_SCHEMA)
+    for n, item in enumerate(make_items(campaign, 5)):
+        for w in range(3):
+            make_annotation(campaign, item, worker_id=f"W{w}", answers={
+                "rubric": {f"C{c}": (n * c + w) % 2 for c in range(1, 16)}})
+    table = api.get(f"/api/campaigns/{campaign.slug}/stats/").json()["agreement"]
+    response = api.get(f"/api/campaigns/{campaign.slug}/agreement/"
+                       "?question=rubric&part=C3&bootstrap=0")
+    assert response.status_code == 200, response.json()
+    row = next(r for r in table if r["question"] == "rubric" and r["part"] == "C3")
+    assert response.json() == pytest.approx({**row, "ci_low": None, "ci_high": None}, abs=1e-12)
+
+
+def test_agreement_of_an_unknown_or_free_text_part_is_a_clear_400(api, campaign):
+    url = f"/api/campaigns/{campaign.slug}/agreement/"
+    missing = api.get(f"{url}?question=nope")
+    assert missing.status_code == 400
+    assert missing.json()["message"] == "Invalid input. question: The campaign has no question " \
+        "part 'nope'."
+    assert api.get(url).json()["extra"]["fields"] == {"question": ["This field is required."]}
+    free_text = api.get(f"{url}?question=feedback")
+    assert free_text.status_code == 400 and "free text" in free_text.json()["message"]
+    assert api.get(f"{url}?question=coherence&bootstrap=-1").status_code == 400
+
+
+def test_agreement_of_a_campaign_without_ratings_is_empty_not_an_error(api, campaign):
+    response = api.get(f"/api/campaigns/{campaign.slug}/agreement/?question=coherence")
+    assert response.status_code == 200
+    assert response.json() == {"question": "coherence", "part": "", "level": "ordinal",
+                               "alpha": None, "ci_low": None, "ci_high": None, "n_items": 0,
+                               "n_raters": 0, "n_ratings": 0}
+
+
+def test_agreement_without_flagged_workers_matches_the_stats_switch(api, owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=6)
+    _rated(campaign, workers=("W1", "W2", "W3", "W4"))
+    for item in campaign.items.all():  # a straight-liner: the same answers for every item
+        make_annotation(campaign, item, worker_id="LAZY", answers={"coherence": 3, "sentiment": 3})
+    stats = api.get(f"/api/campaigns/{campaign.slug}/stats/?exclude_flagged=true").json()
+    assert len(stats["flagged_workers"]) == 1
+    row = next(r for r in stats["agreement"] if r["question"] == "coherence")
+    response = api.get(f"/api/campaigns/{campaign.slug}/agreement/"
+                       "?question=coherence&exclude_flagged=true")
+    assert response.status_code == 200 and response.json() == pytest.approx(row, abs=1e-12)
+    everyone = api.get(f"/api/campaigns/{campaign.slug}/agreement/?question=coherence").json()
+    assert everyone["n_raters"] == row["n_raters"] + 1 == 5
