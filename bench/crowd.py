@@ -10,13 +10,18 @@ What it does, all on 127.0.0.1:
   imported through the import service), k=3 annotations per item, one item per assignment;
 - starts `gunicorn annotate.wsgi -w 8 --preload` (sync workers, DEBUG off, SECRET_KEY set,
   ALLOWED_HOSTS=127.0.0.1, BENCH_VIEWS=1 for the ceiling view, rate limits off);
-- for N = 1, 8, 32, 64 threads, each a worker looping until the time is up or the campaign
-  has no work left: open the Prolific study link (GET /c/<slug>/?PROLIFIC_PID=<new id>),
-  claim (POST start), load the item page, submit valid answers, finish (POST);
+- for N = 1, 8, 32, 64 threads, each a worker (one PROLIFIC_PID per thread) that opens the
+  Prolific study link once (GET /c/<slug>/?PROLIFIC_PID=..., for the CSRF token), then loops
+  until the time is up or the campaign has no work left, like a worker taking one HIT after
+  another (Turkle's accept-next): claim (POST start; 302 to the item), load the item page,
+  submit valid answers (the last item of the assignment, so the save hands the assignment
+  in; 302 to the done page). 3 requests per submission; the campaign sets no limit on
+  assignments per worker;
 - in the same run and through the same server, N threads POSTing to a trivial Django view
   that does one INSERT (the ceiling for this machine);
-- prints submissions/s and p50/p95/p99 per request kind, then verifies every successful
-  submit is stored exactly once and no item has more than k annotations;
+- prints submissions/s and p50/p95/p99 per request kind (the entry GETs separately, outside
+  the per-submission figures), then verifies every successful submit is stored exactly once,
+  its assignment is submitted, no item has more than k annotations and the counters agree;
 - repeats N=64 with a 200,000-item campaign and prints the ratio of the two rates.
 """
 from __future__ import annotations
@@ -50,7 +55,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Count, F  # noqa: E402
 
-from campaigns.models import Annotation, Campaign, Item  # noqa: E402
+from campaigns.models import Annotation, Assignment, Campaign, Item  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
 from campaigns.views.bench import TABLE  # noqa: E402
 
@@ -69,7 +74,8 @@ SCHEMA = {
 WORDS = ("the film was a slow and quiet study of grief with moments of real beauty though its "
          "second half drags and the ending feels unearned despite strong acting by the lead "
          "I cannot believe anyone is giving this movie a good rating terrible plot pace").split()
-KINDS = ("entry", "claim", "item", "submit", "finish")
+KINDS = ("claim", "item", "submit")  # the requests of one submission
+ENTRY = "entry"  # the study link, opened once per simulated worker (not per submission)
 CSRF_FIELD = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
 STARTED_FIELD = re.compile(rb'name="started" value="([^"]+)"')
 
@@ -85,7 +91,8 @@ def make_campaign(owner, slug: str, n_items: int) -> Campaign:
     Campaign.objects.filter(slug=slug).delete()
     campaign = Campaign.objects.create(
         owner=owner, slug=slug, name=slug, schema=SCHEMA, status="live",
-        annotations_per_item=3, items_per_assignment=1, assignment_timeout_minutes=30)
+        annotations_per_item=3, items_per_assignment=1, assignment_timeout_minutes=30,
+        max_assignments_per_worker=None)  # one worker takes HIT after HIT
     rng = random.Random(11)
     started = time.perf_counter()
     for start in range(0, n_items, 50_000):
@@ -192,45 +199,40 @@ class Client:
 
 def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: dict,
                 stop: threading.Event) -> None:
+    """One worker: the study link once, then claim, item page, submit until time is up."""
+    ids = {"PROLIFIC_PID": tag, "STUDY_ID": "bench", "SESSION_ID": tag}
+    status, _, html = client.request(ENTRY, "GET", f"/c/{slug}/?{urllib.parse.urlencode(ids)}")
+    match = CSRF_FIELD.search(html)
+    if status != 200 or not match:
+        results["errors"].append((ENTRY, status))
+        return
+    client.csrf = match.group(1).decode()
+    claim = {**ids, "csrfmiddlewaretoken": client.csrf}
     n = 0
     while time.perf_counter() < deadline and not stop.is_set():
         n += 1
-        pid = f"{tag}-{n}"
-        query = urllib.parse.urlencode({"PROLIFIC_PID": pid, "STUDY_ID": "bench",
-                                        "SESSION_ID": pid})
-        status, _, html = client.request("entry", "GET", f"/c/{slug}/?{query}")
-        if status != 200:
-            results["errors"].append(("entry", status))
-            continue
-        match = CSRF_FIELD.search(html)
-        client.csrf = match.group(1).decode() if match else client.csrf
-        form = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid,
-                "csrfmiddlewaretoken": client.csrf}
-        status, location, _ = client.request("claim", "POST", f"/c/{slug}/", form)
+        status, location, _ = client.request("claim", "POST", f"/c/{slug}/", claim)
         if status == 409:  # no work left: the campaign is used up
             stop.set()
             break
-        if status != 302:
+        if status != 302 or not location.startswith("/a/"):
             results["errors"].append(("claim", status))
             continue
         token = location.split("/")[2]
         status, _, html = client.request("item", "GET", location)
         started = STARTED_FIELD.search(html)
+        if status != 200 or not started:
+            results["errors"].append(("item", status))
+            continue
         answers = {"q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
-                   "csrfmiddlewaretoken": client.csrf,
-                   "started": started.group(1).decode() if started else ""}
-        status, _, _ = client.request("submit", "POST", location, answers)
+                   "csrfmiddlewaretoken": client.csrf, "started": started.group(1).decode()}
+        status, location, _ = client.request("submit", "POST", location, answers)
         if status in (200, 201, 302, 303):
             results["submitted"].append(token)
+            if location == f"/a/{token}/done/":  # the only item saved: handed in
+                results["handed_in"].append(token)
         else:
             results["errors"].append(("submit", status))
-            continue
-        status, _, _ = client.request("finish", "POST", f"/a/{token}/finish/",
-                                      {"csrfmiddlewaretoken": client.csrf})
-        if status == 302:
-            results["finished"].append(token)
-        else:
-            results["errors"].append(("finish", status))
 
 
 def ceiling_loop(client: Client, deadline: float, results: dict) -> None:
@@ -309,15 +311,18 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
     errors = results["errors"]
     detail = f"errors {len(errors)}" + (f" e.g. {errors[:3]}" if errors else "")
     print(f"  N={n:<3} {len(results['submitted']):>6} submissions in {elapsed:5.1f}s = "
-          f"{rate:7.1f} submissions/s  (finished {len(results['finished'])}, {detail}"
+          f"{rate:7.1f} submissions/s  (redirected to the done page "
+          f"{len(results['handed_in'])}, {detail}"
           f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s; "
           f"load average {os.getloadavg()[0]:.1f})")
     requests = sum(len(timings[kind]) for kind in KINDS)
-    server = results["server_cpu"]
-    print(f"    all pages: {requests / elapsed:.1f} requests/s; gunicorn CPU "
+    server = results["server_cpu"]  # includes the N entry GETs (a few ms in all)
+    print(f"    {len(KINDS)} requests per submission (+ {len(timings[ENTRY])} entry GETs, one "
+          f"per worker): {requests / elapsed:.1f} requests/s; gunicorn CPU "
           f"{1000 * server / max(requests, 1):.1f} ms per request, "
           f"{1000 * server / max(len(results['submitted']), 1):.1f} ms per submission")
     report_latencies(timings, KINDS)
+    report_latencies(timings, [ENTRY])
     return rate
 
 
@@ -332,7 +337,8 @@ def ceiling(n: int, seconds: float, port: int) -> float:
 
 
 def verify(campaign: Campaign, submitted: list[str]) -> bool:
-    """Every successful submit stored exactly once; no item above k; counters agree."""
+    """Every successful submit stored exactly once and its assignment submitted; no item
+    above k; counters agree."""
     k = campaign.annotations_per_item
     per_assignment = dict(
         Annotation.objects.filter(campaign=campaign).values("assignment__token")
@@ -340,16 +346,24 @@ def verify(campaign: Campaign, submitted: list[str]) -> bool:
     missing = [t for t in submitted if per_assignment.get(t, 0) == 0]
     duplicated = [t for t, n in per_assignment.items() if n != 1]
     repeated_submits = len(submitted) - len(set(submitted))
+    status = dict(Assignment.objects.filter(campaign=campaign, token__in=submitted)
+                  .values_list("token", "status"))
+    not_submitted = [t for t in submitted if status.get(t) != Assignment.Status.SUBMITTED]
+    # ... and the other way round: a submitted assignment has its annotation.
+    submitted_empty = (Assignment.objects.filter(campaign=campaign, status="submitted")
+                       .exclude(token__in=per_assignment).count())
     over_k = (Annotation.objects.filter(campaign=campaign).values("item")
               .annotate(n=Count("id")).filter(n__gt=k).count())
     over_slots = Item.objects.filter(campaign=campaign, slots_taken__gt=F("slots_wanted")).count()
     counter_drift = (Item.objects.filter(campaign=campaign)
                      .annotate(n=Count("annotations")).exclude(annotations_done=F("n")).count())
     stored = sum(per_assignment.values())
-    ok = not (missing or duplicated or repeated_submits or over_k or over_slots or counter_drift)
+    ok = not (missing or duplicated or repeated_submits or not_submitted or submitted_empty
+              or over_k or over_slots or counter_drift)
     print(f"  verify {campaign.slug}: {len(submitted)} successful submits, {stored} annotations "
           f"stored; missing={len(missing)} duplicated={len(duplicated)} "
-          f"repeated-tokens={repeated_submits} items-above-k={over_k} "
+          f"repeated-tokens={repeated_submits} not-submitted={len(not_submitted)} "
+          f"submitted-without-annotation={submitted_empty} items-above-k={over_k} "
           f"slots-above-k={over_slots} counter-drift={counter_drift} -> "
           f"{'OK: zero integrity violations' if ok else 'FAILED'}")
     return ok
@@ -375,7 +389,8 @@ def main() -> int:
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
     print(f"crowd bench: gunicorn annotate.wsgi -w {args.workers} (sync workers), PostgreSQL "
           f"{connection.pg_version}, {os.cpu_count()} CPUs, {args.seconds:g}s per run; "
-          f"each loop = entry GET, claim POST, item GET, submit POST, finish POST")
+          f"each worker opens the study link once, then loops claim POST, item GET, submit "
+          f"POST (the submit hands the one-item assignment in)")
     small = make_campaign(owner, "bench-crowd", args.items)
     proc = start_gunicorn(args.port, args.workers)
     SERVER[:] = [proc]

@@ -5,11 +5,16 @@ Usage (not part of the test suite; needs PostgreSQL):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_perf \
         .venv/bin/python bench/worker_cpu.py [--flows 300] [--items 2000] [--profile]
 
-Runs the same flow as bench/crowd.py (entry GET, claim POST, item GET, submit POST, finish
-POST) through ONE django.test.Client (one handler, so handler set-up is not measured) with
-DEBUG off, CSRF enforced and the collected static files of a temporary STATIC_ROOT, and
-prints the CPU time of this process (time.process_time: Python + driver, not PostgreSQL's)
-and the number of SQL queries per request kind. `--profile` prints the top of a cProfile.
+Runs the same flow as bench/crowd.py through ONE django.test.Client (one handler, so handler
+set-up is not measured) with DEBUG off, CSRF enforced and the collected static files of a
+temporary STATIC_ROOT: ONE worker (a fixed PROLIFIC_PID) opens the study link once (entry
+GET, reported apart), then each flow is claim POST, item GET, submit POST (the one-item
+assignment is handed in by the submit: 302 to the done page), as a worker taking HIT after
+HIT. Prints the CPU time of this process (time.process_time: Python + driver, not
+PostgreSQL's), the wall time (with PostgreSQL's) and the number of SQL queries per request
+kind, and the claim's wall time per block of flows (the worker's history grows by one
+assignment per flow; "never the same item twice" must not get slower with it).
+`--profile` prints the top of a cProfile.
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = tempfile.mkdtemp(prefix="annotate-worker-cpu-static-")
@@ -44,12 +50,14 @@ KINDS = crowd.KINDS
 
 
 class Meter:
-    """CPU seconds and queries per request kind."""
+    """CPU seconds, wall seconds and queries per request kind."""
 
     def __init__(self):
         self.cpu = defaultdict(float)
+        self.wall = defaultdict(float)
         self.queries = defaultdict(int)
         self.count = defaultdict(int)
+        self.claims: list[float] = []  # wall seconds of each claim, in order
         self.kind = ""
         self.show = False
 
@@ -61,34 +69,46 @@ class Meter:
 
     def request(self, kind, call, *args, **kwargs):
         self.kind = kind
-        started = time.process_time()
+        started, clock = time.process_time(), time.perf_counter()
         response = call(*args, **kwargs)
+        wall = time.perf_counter() - clock
         self.cpu[kind] += time.process_time() - started
+        self.wall[kind] += wall
         self.count[kind] += 1
+        if kind == "claim":
+            self.claims.append(wall)
         return response
 
 
-def flow(client: Client, meter: Meter, slug: str, n: int) -> None:
-    pid = f"cpu-{time.time_ns()}-{n}"
-    ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
-    response = meter.request("entry", client.get, f"/c/{slug}/", ids)
-    assert response.status_code == 200, response.status_code
-    csrf = crowd.CSRF_FIELD.search(response.content).group(1).decode()
-    response = meter.request("claim", client.post, f"/c/{slug}/",
-                             {**ids, "csrfmiddlewaretoken": csrf})
+class Worker:
+    """One worker's browser: the study link opened once, its CSRF token and platform ids."""
+
+    def __init__(self, client: Client, meter: Meter, slug: str):
+        pid = f"cpu-{time.time_ns()}"
+        self.slug = slug
+        self.ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
+        response = meter.request(crowd.ENTRY, client.get, f"/c/{slug}/", self.ids)
+        assert response.status_code == 200, response.status_code
+        self.csrf = crowd.CSRF_FIELD.search(response.content).group(1).decode()
+
+
+FORM = "application/x-www-form-urlencoded"  # as browsers (and bench/crowd.py) post forms
+
+
+def flow(client: Client, meter: Meter, worker: Worker, n: int) -> None:
+    response = meter.request("claim", client.post, f"/c/{worker.slug}/", urlencode(
+        {**worker.ids, "csrfmiddlewaretoken": worker.csrf}), content_type=FORM)
     assert response.status_code == 302, (response.status_code, response.content[:300])
     location = response["Location"]
     token = location.split("/")[2]
     response = meter.request("item", client.get, location)
     assert response.status_code == 200, response.status_code
     started = crowd.STARTED_FIELD.search(response.content).group(1).decode()
-    response = meter.request("submit", client.post, location, {
+    response = meter.request("submit", client.post, location, urlencode({
         "q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
-        "csrfmiddlewaretoken": csrf, "started": started})
+        "csrfmiddlewaretoken": worker.csrf, "started": started}), content_type=FORM)
     assert response.status_code == 302, (response.status_code, response.content[:300])
-    response = meter.request("finish", client.post, f"/a/{token}/finish/",
-                             {"csrfmiddlewaretoken": csrf})
-    assert response.status_code == 302, response.status_code
+    assert response["Location"] == f"/a/{token}/done/", response["Location"]
 
 
 def main() -> int:
@@ -106,32 +126,46 @@ def main() -> int:
     campaign = crowd.make_campaign(owner, "bench-worker-cpu", args.items)
     client = Client(enforce_csrf_checks=True)
     warm = Meter()
+    worker = Worker(client, warm, campaign.slug)
     for n in range(args.warm_up):
-        flow(client, warm, campaign.slug, n)
+        flow(client, warm, worker, n)
     if args.sql:
         shown = Meter()
         shown.show = True
         with connection.execute_wrapper(shown):
-            flow(client, shown, campaign.slug, -1)
+            flow(client, shown, worker, -1)
     meter = Meter()
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     with connection.execute_wrapper(meter):
+        Worker(client, meter, campaign.slug)  # the study link, measured apart
         if profiler:
             profiler.enable()
         for n in range(args.flows):
-            flow(client, meter, campaign.slug, args.warm_up + n)
+            flow(client, meter, worker, args.warm_up + n)
         if profiler:
             profiler.disable()
-    print(f"worker_cpu: {args.flows} flows (after {args.warm_up} warm-up), one test client, "
-          f"DEBUG off, PostgreSQL {connection.pg_version}")
-    total_cpu = total_q = 0.0
+    print(f"worker_cpu: {args.flows} flows (after {args.warm_up} warm-up) by one worker, one "
+          f"test client, DEBUG off, PostgreSQL {connection.pg_version}")
+    total_cpu = total_wall = total_q = 0.0
     for kind in KINDS:
         n = max(meter.count[kind], 1)
         total_cpu += meter.cpu[kind] / n
+        total_wall += meter.wall[kind] / n
         total_q += meter.queries[kind] / n
         print(f"  {kind:<7} {1000 * meter.cpu[kind] / n:6.2f} ms CPU  "
+              f"{1000 * meter.wall[kind] / n:6.2f} ms wall  "
               f"{meter.queries[kind] / n:5.2f} queries")
-    print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {total_q:5.2f} queries")
+    print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {1000 * total_wall:6.2f} ms wall  "
+          f"{total_q:5.2f} queries  ({len(KINDS)} requests per submission)")
+    entry = crowd.ENTRY
+    print(f"  {entry:<7} {1000 * meter.cpu[entry]:6.2f} ms CPU  "
+          f"{1000 * meter.wall[entry]:6.2f} ms wall  {meter.queries[entry]:5.2f} queries  "
+          "(once per worker, not per submission)")
+    block = max(1, len(meter.claims) // 5)
+    blocks = [meter.claims[i:i + block] for i in range(0, len(meter.claims), block)]
+    print("  claim wall ms by block of flows as the worker's history grows ("
+          f"{args.warm_up} done before): " + ", ".join(
+              f"{1000 * sum(b) / len(b):.2f}" for b in blocks if b))
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(
