@@ -327,12 +327,18 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
 
 
 _PICK_SQL = (
-    # The candidates exactly as _take_regular_items selects them: the partial index
-    # item_open_by_fill, least-filled first, FOR NO KEY UPDATE [SKIP LOCKED].
+    # The candidates as _take_regular_items selects them: the partial index item_open_by_fill,
+    # least-filled first, FOR NO KEY UPDATE [SKIP LOCKED]. "Not seen by the worker" is written
+    # `worker <> ALL (the workers of the item's assignments)`, not NOT EXISTS: PostgreSQL
+    # turns NOT EXISTS into an anti-join and, when it underestimates the worker's history
+    # (statistics of a worker who did hundreds of assignments), reads that whole history on
+    # every claim; an ALL sublink stays a probe per candidate item through the index on
+    # AssignmentItem.item (k rows or so), whatever the worker's history. worker_id is NOT
+    # NULL, so the two are the same condition.
     "SELECT i.id FROM {item} i WHERE i.campaign_id = %s AND i.control = '' "
-    "AND i.slots_taken < i.slots_wanted AND NOT EXISTS ("
-    "SELECT 1 FROM {slot} ai JOIN {assignment} a ON a.id = ai.assignment_id "
-    "WHERE ai.item_id = i.id AND a.worker_id = %s) "
+    "AND i.slots_taken < i.slots_wanted AND %s <> ALL ("
+    "SELECT a.worker_id FROM {slot} ai JOIN {assignment} a ON a.id = ai.assignment_id "
+    "WHERE ai.item_id = i.id) "
     "ORDER BY {order} LIMIT %s FOR NO KEY UPDATE{skip}"
 )
 
