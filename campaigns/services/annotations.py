@@ -13,7 +13,13 @@ from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
 from ..selectors.assignments import model_columns, model_from_row
-from .assignments import assignment_hand_in_locked, unanswered_positions
+from .assignments import (
+    assignment_hand_in_locked,
+    hand_in_params,
+    hand_in_sql,
+    hand_in_values,
+    unanswered_positions,
+)
 
 __all__ = ["AnnotationSaved", "annotation_submit", "control_passed"]
 
@@ -52,18 +58,101 @@ def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
         _check_open(status, deadline)
         cleaned = validate_answers(schema, answers, item.data)
         passed = control_passed(schema, item, cleaned) if item.control else None
-        annotation, created = _upsert(assignment, item, cleaned, seconds_spent, passed)
+        values = {"answers": cleaned, "seconds_spent": seconds_spent, "control_passed": passed}
+        if connection.vendor == "postgresql":
+            annotation, handed_in = _save_pg(assignment, item, values, total)
+            return AnnotationSaved(annotation, handed_in)
+        annotation, created = _upsert(assignment, item, values)
         if created and not item.control:
             # Control items hold no slot, so their counter stays 0 (the check constraint).
             with connection.cursor() as cursor:
                 cursor.execute(f"UPDATE {Item._meta.db_table} SET annotations_done = "  # noqa: S608 (table name only)
                                "annotations_done + 1 WHERE id = %s", [item.pk])
-        # Complete now? A one-item assignment is (its only item was just saved); otherwise
-        # one query, which sees every other save of this assignment: they hold its lock too.
-        handed_in = total == 1 or not unanswered_positions(assignment.pk)
+        # Complete now? One query, which sees every other save of this assignment (the
+        # assignment's lock serialises them).
+        handed_in = not unanswered_positions(assignment.pk)
         if handed_in:
             assignment_hand_in_locked(assignment)
     return AnnotationSaved(annotation, handed_in)
+
+
+_SAVE_SQL: dict[tuple[bool, bool], str] = {}
+
+
+def _save_sql(count: bool, hand_in: bool) -> str:
+    """INSERT the annotation unless it exists, in one statement with (`count`) the item's
+    counter, only if a row was inserted, and (`hand_in`) the assignment's hand-in."""
+    key = (count, hand_in)
+    if key not in _SAVE_SQL:
+        fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+        sql = (f"WITH ins AS (INSERT INTO {Annotation._meta.db_table} "  # noqa: S608 (names only)
+               f"({', '.join(f.column for f in fields)}) VALUES "
+               f"({', '.join(['%s'] * len(fields))}) "
+               "ON CONFLICT (assignment_id, item_id) DO NOTHING RETURNING id)")
+        if count:
+            sql += (f", counted AS (UPDATE {Item._meta.db_table} SET annotations_done = "  # noqa: S608 (names only)
+                    "annotations_done + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM ins))")
+        if hand_in:
+            sql += f", handed AS ({hand_in_sql()})"
+        _SAVE_SQL[key] = sql + " SELECT id FROM ins"  # noqa: S608 (names only)
+    return _SAVE_SQL[key]
+
+
+def _save_pg(assignment: Assignment, item: Item, values: dict,
+             total: int) -> tuple[Annotation, bool]:
+    """The save on PostgreSQL in plain SQL, the assignment locked by the caller.
+
+    A first save is one statement: the insert, the item's counter (regular items: control
+    items hold no slot) and, for a one-item assignment, the hand-in. A repeat (the insert
+    found the row) updates it. An assignment of several items is handed in by one more
+    statement if no item is left unanswered.
+    """
+    hand_in = hand_in_values(assignment)
+    annotation = Annotation(campaign_id=assignment.campaign_id, assignment_id=assignment.pk,
+                            item=item, worker_id=assignment.worker_id, **values)
+    fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
+    params = [f.get_db_prep_save(f.pre_save(annotation, True), connection) for f in fields]
+    count = not item.control
+    if count:
+        params.append(item.pk)
+    if total == 1:  # its only item, saved now: the work is complete
+        params += hand_in_params(assignment, hand_in)
+    with connection.cursor() as cursor:
+        cursor.execute(_save_sql(count, total == 1), params)
+        row = cursor.fetchone()
+        if row is not None:
+            annotation.pk = row[0]
+            annotation._state.adding = False
+            annotation._state.db = connection.alias
+        else:  # saved before: the answers change, the counter does not
+            annotation = _update_pg(cursor, assignment, item, values)
+        if total == 1:
+            handed_in = True
+        else:
+            cursor.execute(hand_in_sql(if_complete=True),
+                           hand_in_params(assignment, hand_in, if_complete=True))
+            handed_in = cursor.rowcount == 1
+    if handed_in:
+        for name, value in hand_in.items():
+            setattr(assignment, name, value)
+    return annotation, handed_in
+
+
+def _update_pg(cursor, assignment: Assignment, item: Item, values: dict) -> Annotation:
+    names = [*values, "updated_at"]
+    fields = [Annotation._meta.get_field(name) for name in names]
+    probe = Annotation(**values)
+    params = [f.get_db_prep_save(f.pre_save(probe, False), connection) for f in fields]
+    cursor.execute(
+        f"UPDATE {Annotation._meta.db_table} an SET "  # noqa: S608 (names only)
+        f"{', '.join(f'{f.column} = %s' for f in fields)} "
+        f"WHERE an.assignment_id = %s AND an.item_id = %s "
+        f"RETURNING {model_columns(Annotation, 'an')}",
+        [*params, assignment.pk, item.pk])
+    annotation = model_from_row(connections[DEFAULT_DB_ALIAS], Annotation,
+                                list(cursor.fetchone()))
+    annotation.item = item
+    return annotation
 
 
 _LOCK_SQL: list[str] = []
@@ -135,19 +224,12 @@ def _check_open(status: str, deadline) -> None:
                        "saved. Please start again from the study link.", code="expired")
 
 
-def _upsert(assignment: Assignment, item: Item, answers: dict, seconds_spent: float | None,
-            passed: bool | None) -> tuple[Annotation, bool]:
-    values = {"answers": answers, "seconds_spent": seconds_spent, "control_passed": passed}
+def _upsert(assignment: Assignment, item: Item, values: dict) -> tuple[Annotation, bool]:
+    """The save on SQLite (the embedded demo) through the ORM."""
     # Read-then-write is safe here: the caller holds the assignment's lock, so no other save
     # for this assignment runs between the read and the insert (and the unique constraint on
     # (assignment, item) would refuse a duplicate anyway).
-    with connection.cursor() as cursor:  # plain SQL: no ORM compilation on the hot path
-        cursor.execute(f"SELECT {model_columns(Annotation, 'an')} "  # noqa: S608 (names only)
-                       f"FROM {Annotation._meta.db_table} an "
-                       "WHERE an.assignment_id = %s AND an.item_id = %s", [assignment.pk, item.pk])
-        row = cursor.fetchone()
-    annotation = (model_from_row(connections[DEFAULT_DB_ALIAS], Annotation, list(row))
-                  if row else None)
+    annotation = Annotation.objects.filter(assignment_id=assignment.pk, item_id=item.pk).first()
     if annotation is None:
         annotation = Annotation.objects.create(
             campaign_id=assignment.campaign_id, assignment_id=assignment.pk, item=item,

@@ -45,6 +45,9 @@ __all__ = [
     "assignment_return",
     "assignment_submit",
     "assignments_expire",
+    "hand_in_params",
+    "hand_in_sql",
+    "hand_in_values",
     "unanswered_positions",
     "worker_get_or_create",
     "worker_record_consent",
@@ -520,20 +523,46 @@ def assignment_hand_in_locked(assignment: Assignment) -> None:
     """Mark the assignment submitted with its completion code (one UPDATE).
 
     For callers inside a transaction that holds the assignment's lock and has checked that
-    every item is answered (assignment_submit, and annotation_submit when the last answer
-    completes the assignment).
+    every item is answered (assignment_submit; annotation_submit on SQLite).
     """
-    assignment.status = Assignment.Status.SUBMITTED
-    assignment.submitted_at = timezone.now()
-    assignment.completion_code = completion_code_for(assignment)
+    values = hand_in_values(assignment)
     if connection.vendor != "postgresql":
-        assignment.save(update_fields=["status", "submitted_at", "completion_code"])
+        for name, value in values.items():
+            setattr(assignment, name, value)
+        assignment.save(update_fields=list(values))
         return
     with connection.cursor() as cursor:  # plain SQL: no ORM compilation on the hot path
-        cursor.execute(f"UPDATE {Assignment._meta.db_table} SET status = %s, "  # noqa: S608 (names only)
-                       "submitted_at = %s, completion_code = %s WHERE id = %s",
-                       [str(assignment.status), assignment.submitted_at,
-                        assignment.completion_code, assignment.pk])
+        cursor.execute(hand_in_sql(), hand_in_params(assignment, values))
+    for name, value in values.items():
+        setattr(assignment, name, value)
+
+
+def hand_in_values(assignment: Assignment) -> dict:
+    """What handing the assignment in sets (not applied): status, time, completion code."""
+    return {"status": Assignment.Status.SUBMITTED, "submitted_at": timezone.now(),
+            "completion_code": completion_code_for(assignment)}
+
+
+def hand_in_sql(*, if_complete: bool = False) -> str:
+    """The UPDATE that hands an assignment in (params: hand_in_params), on PostgreSQL.
+
+    `if_complete`: only if every item has an annotation (the row count says whether it did;
+    the check runs in the UPDATE's own snapshot, so under the assignment's lock it sees every
+    committed save of the assignment).
+    """
+    sql = (f"UPDATE {Assignment._meta.db_table} SET status = %s, submitted_at = %s, "  # noqa: S608 (names only)
+           "completion_code = %s WHERE id = %s")
+    if if_complete:
+        sql += (f" AND NOT EXISTS (SELECT 1 FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names only)
+                f"WHERE ai.assignment_id = %s AND NOT EXISTS (SELECT 1 FROM "
+                f"{Annotation._meta.db_table} an WHERE an.assignment_id = ai.assignment_id "
+                "AND an.item_id = ai.item_id))")
+    return sql
+
+
+def hand_in_params(assignment: Assignment, values: dict, *, if_complete: bool = False) -> list:
+    return [str(values["status"]), values["submitted_at"], values["completion_code"],
+            assignment.pk, *([assignment.pk] if if_complete else [])]
 
 
 _REFRESHED = ("status", "deadline", "submitted_at", "completion_code")

@@ -165,16 +165,19 @@ def test_saving_an_answer_runs_a_few_queries(assignment, django_assert_max_num_q
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the PostgreSQL path")
-def test_handing_in_a_one_item_assignment_adds_one_update_on_postgresql(
+def test_on_postgresql_a_one_item_assignment_is_saved_and_handed_in_in_one_statement(
         owner, django_assert_num_queries):
     campaign = make_campaign(owner=owner, items_per_assignment=1)
     make_items(campaign, 1)
     worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
     assignment = assignment_claim(campaign=campaign, worker=worker)
-    # lock (with the number of items), existing annotation?, insert, counter, hand-in
-    # (+ savepoint and release): no query for unanswered items, the only one was just saved
-    with django_assert_num_queries(7):
-        assert save(assignment).handed_in
+    # the lock (with the number of items), then insert + counter + hand-in in one statement
+    # (+ savepoint and release in the test's transaction)
+    with django_assert_num_queries(4):
+        result = save(assignment)
+    assert result.handed_in and result.annotation.pk == Annotation.objects.get().pk
+    assert Item.objects.get().annotations_done == 1
+    assert Assignment.objects.get().status == "submitted"
 
 
 # --- control items ---------------------------------------------------------------------------
