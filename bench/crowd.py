@@ -107,7 +107,7 @@ def make_campaign(owner, slug: str, n_items: int) -> Campaign:
     return campaign
 
 
-def start_gunicorn(port: int, workers: int) -> subprocess.Popen:
+def start_gunicorn(port: int, workers: int, threads: int = 1) -> subprocess.Popen:
     env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "bench-" + "x" * 50,
            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false",
            "RATELIMIT_ENABLED": "false", "BENCH_VIEWS": "1", "CONN_MAX_AGE": "600",
@@ -118,7 +118,8 @@ def start_gunicorn(port: int, workers: int) -> subprocess.Popen:
     proc = subprocess.Popen(
         # --preload: the app is imported once in the master, not by every worker at once.
         [gunicorn, "annotate.wsgi", "-w", str(workers), "-b", f"127.0.0.1:{port}",
-         "--preload", "--timeout", "120", "--backlog", "2048", "--log-level", "warning"],
+         "--preload", "--timeout", "120", "--backlog", "2048", "--log-level", "warning",
+         *(["--worker-class", "gthread", "--threads", str(threads)] if threads > 1 else [])],
         cwd=ROOT, env=env, start_new_session=True)
     for _ in range(300):
         try:
@@ -264,12 +265,27 @@ def server_cpu() -> float:
     return total
 
 
+def postgres_cpu() -> float:
+    """CPU seconds used so far by the local PostgreSQL server's processes (psutil)."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.process_iter(["name"]):
+        if proc.info["name"] in ("postgres", "postmaster"):
+            try:
+                times = proc.cpu_times()
+            except psutil.Error:
+                continue
+            total += times.user + times.system
+    return total
+
+
 def run(target, n: int, seconds: float, port: int, **kwargs) -> tuple[dict, dict, float, float]:
     timings: dict = defaultdict(list)
     results: dict = defaultdict(list)
     deadline = time.perf_counter() + seconds
     cpu_before = resource.getrusage(resource.RUSAGE_SELF)
-    server_before = server_cpu()
+    server_before, postgres_before = server_cpu(), postgres_cpu()
     threads = [threading.Thread(target=target, args=(Client(port, timings),),
                                 kwargs={**kwargs, "deadline": deadline, "results": results,
                                         **({"tag": f"w{n}-{i}-{time.time_ns()}"}
@@ -285,6 +301,8 @@ def run(target, n: int, seconds: float, port: int, **kwargs) -> tuple[dict, dict
     client_cpu = (cpu_after.ru_utime - cpu_before.ru_utime
                   + cpu_after.ru_stime - cpu_before.ru_stime)
     results["server_cpu"] = server_cpu() - server_before
+    # Backends that exited during the run (none with persistent connections) are not counted.
+    results["postgres_cpu"] = postgres_cpu() - postgres_before
     return timings, results, elapsed, client_cpu
 
 
@@ -320,7 +338,10 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
     print(f"    {len(KINDS)} requests per submission (+ {len(timings[ENTRY])} entry GETs, one "
           f"per worker): {requests / elapsed:.1f} requests/s; gunicorn CPU "
           f"{1000 * server / max(requests, 1):.1f} ms per request, "
-          f"{1000 * server / max(len(results['submitted']), 1):.1f} ms per submission")
+          f"{1000 * server / max(len(results['submitted']), 1):.1f} ms per submission; "
+          f"PostgreSQL CPU {1000 * results['postgres_cpu'] / max(len(results['submitted']), 1):.1f}"
+          f" ms per submission; client CPU {1000 * cpu / max(len(results['submitted']), 1):.1f}"
+          " ms per submission")
     report_latencies(timings, KINDS)
     report_latencies(timings, [ENTRY])
     return rate
@@ -330,8 +351,10 @@ def ceiling(n: int, seconds: float, port: int) -> float:
     timings, results, elapsed, _ = run(ceiling_loop, n, seconds, port)
     rate = len(results["inserted"]) / elapsed
     cpu_ms = 1000 * results["server_cpu"] / max(len(results["inserted"]), 1)
+    pg_ms = 1000 * results["postgres_cpu"] / max(len(results["inserted"]), 1)
     print(f"  ceiling N={n:<3} one-INSERT view: {rate:7.1f} requests/s  "
-          f"(errors {len(results['errors'])}; gunicorn CPU {cpu_ms:.1f} ms per request)")
+          f"(errors {len(results['errors'])}; gunicorn CPU {cpu_ms:.1f} ms, PostgreSQL CPU "
+          f"{pg_ms:.1f} ms per request)")
     report_latencies(timings, ["insert"])
     return rate
 
@@ -371,9 +394,12 @@ def verify(campaign: Campaign, submitted: list[str]) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    # Sync workers spend most of a request waiting on PostgreSQL (fsync'd commits), so a few
-    # more processes than cores keep both cores busy.
-    parser.add_argument("--workers", type=int, default=8, help="gunicorn worker processes")
+    # Two sync workers per core: fewer leave a core idle while a request waits on PostgreSQL;
+    # more cost context switches (measured at N=64: 2 -> 194, 4 -> 201, 8 -> 166, 16 -> 138
+    # submissions/s; gthread with 2-4 threads was no better).
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads per gunicorn worker (gthread worker class when > 1)")
     parser.add_argument("--seconds", type=float, default=20, help="duration of each run")
     parser.add_argument("--port", type=int, default=8102)
     parser.add_argument("--n", default="1,8,32,64", help="numbers of simulated workers")
@@ -387,12 +413,13 @@ def main() -> int:
         cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
         cursor.execute(f"CREATE TABLE {TABLE} (id bigserial PRIMARY KEY, at timestamptz)")
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
-    print(f"crowd bench: gunicorn annotate.wsgi -w {args.workers} (sync workers), PostgreSQL "
+    kind = f"gthread, {args.threads} threads each" if args.threads > 1 else "sync workers"
+    print(f"crowd bench: gunicorn annotate.wsgi -w {args.workers} ({kind}), PostgreSQL "
           f"{connection.pg_version}, {os.cpu_count()} CPUs, {args.seconds:g}s per run; "
           f"each worker opens the study link once, then loops claim POST, item GET, submit "
           f"POST (the submit hands the one-item assignment in)")
     small = make_campaign(owner, "bench-crowd", args.items)
-    proc = start_gunicorn(args.port, args.workers)
+    proc = start_gunicorn(args.port, args.workers, args.threads)
     SERVER[:] = [proc]
     ok = True
     try:
@@ -405,7 +432,7 @@ def main() -> int:
         if args.big_items:
             stop_gunicorn(proc)
             big = make_campaign(owner, "bench-crowd-big", args.big_items)
-            proc = start_gunicorn(args.port, args.workers)
+            proc = start_gunicorn(args.port, args.workers, args.threads)
             SERVER[:] = [proc]
             big_submitted: list[str] = []
             n = max(rates)

@@ -46,6 +46,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
+from campaigns import prepared  # noqa: E402
+
 KINDS = crowd.KINDS
 
 
@@ -60,12 +62,19 @@ class Meter:
         self.claims: list[float] = []  # wall seconds of each claim, in order
         self.kind = ""
         self.show = False
+        self.statements: dict = defaultdict(lambda: [0, 0.0])  # (kind, SQL) -> [count, wall s]
 
     def __call__(self, execute, sql, params, many, context):
         self.queries[self.kind] += 1
         if self.show:
             print(f"  [{self.kind}] {sql[:400]}")
-        return execute(sql, params, many, context)
+        started = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            entry = self.statements[(self.kind, " ".join(sql.split())[:150])]
+            entry[0] += 1
+            entry[1] += time.perf_counter() - started
 
     def request(self, kind, call, *args, **kwargs):
         self.kind = kind
@@ -118,6 +127,8 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--sql", action="store_true", help="print the SQL of one flow first")
+    parser.add_argument("--statements", action="store_true",
+                        help="print each statement's mean wall time (round trip + server)")
     args = parser.parse_args()
     if connection.vendor != "postgresql":
         raise SystemExit("bench/worker_cpu.py needs PostgreSQL: set DATABASE_URL=postgres://...")
@@ -166,6 +177,15 @@ def main() -> int:
     print("  claim wall ms by block of flows as the worker's history grows ("
           f"{args.warm_up} done before): " + ", ".join(
               f"{1000 * sum(b) / len(b):.2f}" for b in blocks if b))
+    if args.statements:
+        print("  statements by total wall time (one client: round trip + PostgreSQL's time):")
+        ranked = sorted(meter.statements.items(), key=lambda kv: -kv[1][1])
+        texts = {name: text for text, (name, _) in prepared._TEXT.items()}
+        for (kind, sql), (count, wall) in ranked[:25]:
+            name = sql.split("(")[0].removeprefix("EXECUTE ").strip()
+            sql = " ".join(texts.get(name, sql).split())[:150]
+            print(f"    {kind:<6} {count / max(meter.count[kind], 1):4.1f}x "
+                  f"{1000 * wall / count:6.3f} ms  {sql}")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(

@@ -7,6 +7,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model
 from django.utils import timezone
 
+from .. import prepared
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 
 __all__ = [
@@ -113,7 +114,7 @@ def model_from_row(conn, model: type[Model], values: list) -> Model:
 def _fetch_one(sql: str, params: list) -> tuple | None:
     conn = connections[DEFAULT_DB_ALIAS]
     with conn.cursor() as cursor:
-        cursor.execute(sql, params)
+        prepared.execute(cursor, sql, params)
         return cursor.fetchone()
 
 
@@ -195,7 +196,7 @@ def assignment_progress(*, assignment: Assignment) -> Progress:
                             f"FROM {AssignmentItem._meta.db_table} ai "
                             "WHERE ai.assignment_id = %s ORDER BY ai.position")
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(_SQL["progress"], [assignment.pk])
+        prepared.execute(cursor, _SQL["progress"], [assignment.pk])
         rows = [(position, bool(answered)) for position, answered in cursor.fetchall()]
     return _progress(rows)
 

@@ -9,6 +9,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from .. import prepared
 from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
@@ -118,7 +119,7 @@ def _save_pg(assignment: Assignment, item: Item, values: dict,
     if total == 1:  # its only item, saved now: the work is complete
         params += hand_in_params(assignment, hand_in)
     with connection.cursor() as cursor:
-        cursor.execute(_save_sql(count, total == 1), params)
+        prepared.execute(cursor, _save_sql(count, total == 1), params)
         row = cursor.fetchone()
         if row is not None:
             annotation.pk = row[0]
@@ -129,8 +130,8 @@ def _save_pg(assignment: Assignment, item: Item, values: dict,
         if total == 1:
             handed_in = True
         else:
-            cursor.execute(hand_in_sql(if_complete=True),
-                           hand_in_params(assignment, hand_in, if_complete=True))
+            prepared.execute(cursor, hand_in_sql(if_complete=True),
+                             hand_in_params(assignment, hand_in, if_complete=True))
             handed_in = cursor.rowcount == 1
     if handed_in:
         for name, value in hand_in.items():
@@ -175,7 +176,7 @@ def _item_locking_assignment_pg(assignment: Assignment, position: int) -> tuple:
             f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
             "WHERE ai.assignment_id = %s AND ai.position = %s FOR NO KEY UPDATE OF a")
     with connection.cursor() as cursor:
-        cursor.execute(_LOCK_SQL[0], [assignment.pk, position])
+        prepared.execute(cursor, _LOCK_SQL[0], [assignment.pk, position])
         row = cursor.fetchone()
     if row is None:
         raise ServiceError(f"This assignment has no item {position}.", code="not_found",

@@ -31,6 +31,7 @@ from django.db import (
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from .. import prepared
 from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import SchemaInvalid, parse_questions, validate_answers
@@ -245,7 +246,8 @@ def _lock_worker_and_read_status(worker: Worker) -> str | None:
         return Campaign.objects.filter(pk=worker.campaign_id).values_list(
             "status", flat=True).first()
     with connection.cursor() as cursor:
-        cursor.execute(
+        prepared.execute(
+            cursor,
             f"SELECT c.status FROM {Worker._meta.db_table} w "  # noqa: S608 (table names only)
             f"JOIN {Campaign._meta.db_table} c ON c.id = w.campaign_id WHERE w.id = %s "
             "FOR NO KEY UPDATE OF w",
@@ -259,7 +261,8 @@ def _open_assignment(worker: Worker, now: datetime) -> Assignment | None:
     """The worker's newest active assignment before its deadline (plain SQL: the usual
     answer, none, costs no ORM compilation)."""
     with connection.cursor() as cursor:
-        cursor.execute(
+        prepared.execute(
+            cursor,
             f"SELECT {model_columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a "  # noqa: S608 (names only)
             "WHERE a.worker_id = %s AND a.status = %s AND a.deadline > %s "
             "ORDER BY a.id DESC LIMIT 1",
@@ -357,19 +360,19 @@ def _take_regular_items_pg(campaign: Campaign, worker: Worker, n: int) -> list[i
              "assignment": Assignment._meta.db_table}
     params = [campaign.pk, worker.pk, n]
     with connection.cursor() as cursor:
-        cursor.execute(_PICK_SQL.format(skip=" SKIP LOCKED", order="i.slots_taken, i.id",
-                                        **names), params)
+        prepared.execute(cursor, _PICK_SQL.format(skip=" SKIP LOCKED",
+                                                  order="i.slots_taken, i.id", **names), params)
         ids = [row[0] for row in cursor.fetchall()]
         if not ids:  # every candidate locked by claims in flight: wait for them once
             # Waiting, this claim may hold one row while it waits for the next: take them in
             # id order, the order expiry locks items in, so the two never wait on each other
             # in a cycle (a deadlock seen in CI with slots_taken order).
-            cursor.execute(_PICK_SQL.format(skip="", order="i.id", **names), params)
+            prepared.execute(cursor, _PICK_SQL.format(skip="", order="i.id", **names), params)
             ids = [row[0] for row in cursor.fetchall()]
         if not ids:
             raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
-        cursor.execute(f"UPDATE {names['item']} SET slots_taken = slots_taken + 1 "  # noqa: S608 (names only)
-                       "WHERE id = ANY(%s) AND slots_taken < slots_wanted", [ids])
+        prepared.execute(cursor, f"UPDATE {names['item']} SET slots_taken = slots_taken + 1 "  # noqa: S608 (names only)
+                         "WHERE id = ANY(%s) AND slots_taken < slots_wanted", [ids])
         taken = cursor.rowcount
     if taken != len(ids):
         raise Conflict("The work changed while it was handed out; please try again.")
@@ -473,7 +476,8 @@ def _insert_assignment_with_items_pg(assignment: Assignment, order: list[int]) -
     values = [f.get_db_prep_save(f.pre_save(assignment, True), connection) for f in fields]
     holds_slot = AssignmentItem._meta.get_field("holds_slot").get_default()
     with connection.cursor() as cursor:
-        cursor.execute(
+        prepared.execute(
+            cursor,
             f"WITH a AS (INSERT INTO {Assignment._meta.db_table} "  # noqa: S608 (names only)
             f"({', '.join(f.column for f in fields)}) VALUES ({', '.join(['%s'] * len(fields))}) "
             f"RETURNING id) INSERT INTO {AssignmentItem._meta.db_table} "
@@ -532,7 +536,7 @@ def assignment_hand_in_locked(assignment: Assignment) -> None:
         assignment.save(update_fields=list(values))
         return
     with connection.cursor() as cursor:  # plain SQL: no ORM compilation on the hot path
-        cursor.execute(hand_in_sql(), hand_in_params(assignment, values))
+        prepared.execute(cursor, hand_in_sql(), hand_in_params(assignment, values))
     for name, value in values.items():
         setattr(assignment, name, value)
 
