@@ -3,13 +3,14 @@
 Usage (not part of the test suite; needs PostgreSQL):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_pages \
-        .venv/bin/python bench/crowd.py [--workers 8] [--seconds 20] [--port 8102]
+        .venv/bin/python bench/crowd.py [--workers 4] [--threads 1] [--seconds 20] [--port 8102]
 
 What it does, all on 127.0.0.1:
 - sets up a campaign of 20,000 items (an ~80-word prompt and a ~50-word completion each,
   imported through the import service), k=3 annotations per item, one item per assignment;
-- starts `gunicorn annotate.wsgi -w 8 --preload` (sync workers, DEBUG off, SECRET_KEY set,
-  ALLOWED_HOSTS=127.0.0.1, BENCH_VIEWS=1 for the ceiling view, rate limits off);
+- starts `gunicorn annotate.wsgi -w 4 --preload` (sync workers, two per core; DEBUG off,
+  SECRET_KEY set, ALLOWED_HOSTS=127.0.0.1, BENCH_VIEWS=1 for the ceiling view, rate limits
+  off; the worker pages' SQL as prepared statements, as in production);
 - for N = 1, 8, 32, 64 threads, each a worker (one PROLIFIC_PID per thread) that opens the
   Prolific study link once (GET /c/<slug>/?PROLIFIC_PID=..., for the CSRF token), then loops
   until the time is up or the campaign has no work left, like a worker taking one HIT after
@@ -19,8 +20,9 @@ What it does, all on 127.0.0.1:
   assignments per worker;
 - in the same run and through the same server, N threads POSTing to a trivial Django view
   that does one INSERT (the ceiling for this machine);
-- prints submissions/s and p50/p95/p99 per request kind (the entry GETs separately, outside
-  the per-submission figures), then verifies every successful submit is stored exactly once,
+- prints submissions/s, the CPU per submission of gunicorn, PostgreSQL and this client, and
+  p50/p95/p99 per request kind (the entry GETs separately, outside the per-submission
+  figures), then verifies every successful submit is stored exactly once,
   its assignment is submitted, no item has more than k annotations and the counters agree;
 - repeats N=64 with a 200,000-item campaign and prints the ratio of the two rates.
 """

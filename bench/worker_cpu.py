@@ -186,6 +186,14 @@ def main() -> int:
             sql = " ".join(texts.get(name, sql).split())[:150]
             print(f"    {kind:<6} {count / max(meter.count[kind], 1):4.1f}x "
                   f"{1000 * wall / count:6.3f} ms  {sql}")
+    if args.statements:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT name, generic_plans, custom_plans FROM pg_prepared_statements")
+            plans = cursor.fetchall()
+        print("  prepared statements (generic plans / custom plans, i.e. planned again each time):")
+        for name, generic, custom in plans:
+            print(f"    {name}  {generic:5d} / {custom:5d}  "
+                  f"{' '.join(texts.get(name, name).split())[:110]}")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(
