@@ -38,7 +38,10 @@ def execute(cursor, sql: str, params: list | tuple = ()) -> None:
     name, prepare = _prepared_text(sql)
     prepared = connection.__dict__.setdefault(ATTRIBUTE, set())
     if name not in prepared:
-        cursor.execute(prepare)
+        # Straight to the driver: the PREPARE is part of the one statement the caller runs,
+        # not a query of its own in Django's query log and counts.
+        with connection.wrap_database_errors:
+            cursor.cursor.execute(prepare)
         prepared.add(name)
     if params:
         cursor.execute(f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params)

@@ -76,3 +76,9 @@ def test_the_worker_pages_hot_statements_are_prepared(owner):
     for table in ("campaigns_worker", "campaigns_item", "campaigns_assignment",
                   "campaigns_annotation"):
         assert table in statements
+
+
+def test_the_first_run_in_a_session_is_still_one_query_in_djangos_log(
+        django_assert_num_queries):
+    with django_assert_num_queries(1):
+        assert _run(SQL + " -- first in this session") == [(42, "a%b", "x")]
