@@ -18,7 +18,8 @@ __all__ = [
     "assignment_entries",
     "assignment_page",
     "assignment_progress",
-    "campaign_by_slug",
+    "assignment_with_page",
+    "campaign_and_worker",
     "model_columns",
     "model_from_row",
     "worker_by_platform_id",
@@ -143,31 +144,100 @@ def assignment_by_token(*, token: str) -> Assignment | None:
     row = _fetch_one(_assignment_sql(), [token])
     if row is None:
         return None
-    conn = connections[DEFAULT_DB_ALIAS]
-    n_a = len(Assignment._meta.concrete_fields)
-    n_c = len(Campaign._meta.concrete_fields)
-    values = list(row)
-    assignment = model_from_row(conn, Assignment, values[:n_a])
-    campaign = model_from_row(conn, Campaign, values[n_a:n_a + n_c])
-    worker = model_from_row(conn, Worker, values[n_a + n_c:-1])
-    Assignment.campaign.field.set_cached_value(assignment, campaign)
-    Assignment.worker.field.set_cached_value(assignment, worker)
-    assignment.item_count = int(values[-1])
+    assignment, rest = _assignment_from_row(list(row))
+    assignment.item_count = int(rest[0])
     return assignment
 
 
-def campaign_by_slug(*, slug: str) -> Campaign | None:
-    """The campaign at /c/<slug>/, or None (one query)."""
-    if not slug or len(slug) > Campaign._meta.get_field("slug").max_length:
-        return None
-    if "campaign" not in _SQL:
-        columns = model_columns(Campaign, "c")
-        _SQL["campaign"] = (f"SELECT {columns} FROM {Campaign._meta.db_table} c "  # noqa: S608 (names from the models)
-                            "WHERE c.slug = %s")
-    row = _fetch_one(_SQL["campaign"], [slug])
+def _assignment_from_row(values: list) -> tuple[Assignment, list]:
+    """The assignment (its campaign and worker attached) from the start of a row of
+    assignment, campaign and worker columns, and the rest of the row."""
+    conn = connections[DEFAULT_DB_ALIAS]
+    n_a = len(Assignment._meta.concrete_fields)
+    n_c = len(Campaign._meta.concrete_fields)
+    n_w = len(Worker._meta.concrete_fields)
+    assignment = model_from_row(conn, Assignment, values[:n_a])
+    campaign = model_from_row(conn, Campaign, values[n_a:n_a + n_c])
+    worker = model_from_row(conn, Worker, values[n_a + n_c:n_a + n_c + n_w])
+    Assignment.campaign.field.set_cached_value(assignment, campaign)
+    Assignment.worker.field.set_cached_value(assignment, worker)
+    return assignment, values[n_a + n_c + n_w:]
+
+
+def assignment_with_page(*, token: str,
+                         position: int) -> tuple[Assignment | None, AssignmentPage | None]:
+    """assignment_by_token and assignment_page together: (None, None) for an unknown token,
+    (assignment, None) for a position it does not have.
+
+    One query on PostgreSQL (the item page's read), and one more for the saved answers
+    only when there are some.
+    """
+    conn = connections[DEFAULT_DB_ALIAS]
+    if conn.vendor != "postgresql":
+        assignment = assignment_by_token(token=token)
+        if assignment is None:
+            return None, None
+        return assignment, assignment_page(assignment=assignment, position=position)
+    if not token or len(token) > 64:
+        return None, None
+    if "assignment_page" not in _SQL:
+        _SQL["assignment_page"] = (
+            f"SELECT {model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "  # noqa: S608 (names from the models)
+            f"{model_columns(Worker, 'w')}, p.positions, p.answered, {model_columns(Item, 'i')} "
+            f"FROM {Assignment._meta.db_table} a "
+            f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
+            f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
+            "CROSS JOIN LATERAL (SELECT array_agg(ai.position ORDER BY ai.position) AS positions, "
+            f"array_agg({_answered_sql()} ORDER BY ai.position) AS answered "
+            f"FROM {AssignmentItem._meta.db_table} ai WHERE ai.assignment_id = a.id) p "
+            f"LEFT JOIN {AssignmentItem._meta.db_table} s "
+            "ON s.assignment_id = a.id AND s.position = %s "
+            f"LEFT JOIN {Item._meta.db_table} i ON i.id = s.item_id WHERE a.token = %s")
+    row = _fetch_one(_SQL["assignment_page"], [position, token])
     if row is None:
-        return None
-    return model_from_row(connections[DEFAULT_DB_ALIAS], Campaign, list(row))
+        return None, None
+    assignment, (positions, answered, *item_values) = _assignment_from_row(list(row))
+    assignment.item_count = len(positions or [])
+    if not positions or item_values[0] is None:
+        return assignment, None
+    progress = _progress(list(zip(positions, answered, strict=True)))
+    item = model_from_row(conn, Item, item_values)
+    return assignment, _page(assignment, position, item, progress)
+
+
+def _page(assignment: Assignment, position: int, item: Item,
+          progress: Progress) -> AssignmentPage:
+    annotation = None
+    if position in progress.answered_positions:
+        annotation = Annotation.objects.filter(assignment=assignment, item_id=item.pk).first()
+    return AssignmentPage(entry=AssignmentEntry(position, item, annotation), progress=progress)
+
+
+def campaign_and_worker(*, slug: str, platform: str,
+                        platform_id: str) -> tuple[Campaign | None, Worker | None]:
+    """The campaign at /c/<slug>/ and the worker with this platform id, in one query (the
+    study link's read): (None, None) for an unknown slug, (campaign, None) for a worker not
+    seen yet."""
+    if not slug or len(slug) > Campaign._meta.get_field("slug").max_length:
+        return None, None
+    if "campaign_worker" not in _SQL:
+        _SQL["campaign_worker"] = (
+            f"SELECT {model_columns(Campaign, 'c')}, {model_columns(Worker, 'w')} "  # noqa: S608 (names from the models)
+            f"FROM {Campaign._meta.db_table} c LEFT JOIN {Worker._meta.db_table} w "
+            "ON w.campaign_id = c.id AND w.platform = %s AND w.platform_id = %s "
+            "WHERE c.slug = %s")
+    row = _fetch_one(_SQL["campaign_worker"], [platform, platform_id, slug])
+    if row is None:
+        return None, None
+    conn = connections[DEFAULT_DB_ALIAS]
+    n_c = len(Campaign._meta.concrete_fields)
+    values = list(row)
+    campaign = model_from_row(conn, Campaign, values[:n_c])
+    if values[n_c] is None:
+        return campaign, None
+    worker = model_from_row(conn, Worker, values[n_c:])
+    Worker.campaign.field.set_cached_value(worker, campaign)
+    return campaign, worker
 
 
 def worker_open_assignment(*, worker: Worker) -> Assignment | None:
@@ -234,11 +304,7 @@ def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage 
         if row is None:
             return None
         item = model_from_row(conn, Item, list(row))
-    annotation = None
-    if position in progress.answered_positions:
-        annotation = Annotation.objects.filter(assignment=assignment, item_id=item.pk).first()
-    entry = AssignmentEntry(position, item, annotation)
-    return AssignmentPage(entry=entry, progress=progress)
+    return _page(assignment, position, item, progress)
 
 
 def _item_and_progress_pg(assignment: Assignment, position: int) -> tuple[Item, Progress] | None:

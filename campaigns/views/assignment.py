@@ -28,6 +28,7 @@ from ..selectors.assignments import (
     assignment_entries,
     assignment_page,
     assignment_progress,
+    assignment_with_page,
 )
 from ..services.annotations import annotation_submit
 from ..services.assignments import assignment_is_open, assignment_submit
@@ -88,13 +89,19 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
 @never_cache
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
-    assignment = _assignment_or_404(token)
-    if not assignment_is_open(assignment):
-        return _closed(request, assignment, status=200 if request.method == "GET" else 409)
     if request.method == "GET":
-        page = _page_or_404(assignment, position)
+        assignment, page = assignment_with_page(token=token, position=position)  # one read
+        if assignment is None:
+            raise Http404("No such assignment.")
+        if not assignment_is_open(assignment):
+            return _closed(request, assignment)
+        if page is None:
+            raise Http404("This assignment has no such item.")
         values = page.entry.annotation.answers if page.entry.annotation else None
         return _render_item(request, assignment, page, values=values)
+    assignment = _assignment_or_404(token)
+    if not assignment_is_open(assignment):
+        return _closed(request, assignment, status=409)
     schema = parse_schema_cached(assignment.campaign.schema)
     answers = answers_from_post(schema.questions, request.POST)
     try:

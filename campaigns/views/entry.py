@@ -17,11 +17,7 @@ from ..errors import ServiceError
 from ..forms import PlatformParams, answers_from_post, platform_params, question_fields
 from ..models import Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
-from ..selectors.assignments import (
-    campaign_by_slug,
-    worker_by_platform_id,
-    worker_open_assignment,
-)
+from ..selectors.assignments import campaign_and_worker, worker_open_assignment
 from ..services.assignments import (
     assignment_claim,
     worker_get_or_create,
@@ -99,41 +95,40 @@ def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, *,
 @never_cache
 @require_http_methods(["GET", "POST"])
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = campaign_by_slug(slug=slug)
+    params = platform_params(request.POST if request.method == "POST" else request.GET)
+    identity = _identity(request, params)
+    platform, platform_id, new_cookie = identity
+    # The campaign and, for a returning visitor, the worker in one read.
+    campaign, worker = campaign_and_worker(slug=slug, platform=platform, platform_id=platform_id)
     if campaign is None:
         raise Http404("No such study.")
     if request.method == "POST":
-        return _start(request, campaign)
-    params = platform_params(request.GET)
+        return _start(request, campaign, params, identity, worker)
     if params.preview or not campaign.is_live:
         return _page(request, campaign, params)
-    platform, platform_id, new_cookie = _identity(request, params)
-    worker = None
-    if new_cookie is None:
-        worker = worker_by_platform_id(campaign=campaign, platform=platform,
-                                       platform_id=platform_id)
-        current = worker and worker_open_assignment(worker=worker)
+    if worker is not None:
+        current = worker_open_assignment(worker=worker)
         if current:  # the same link or platform id resumes the open assignment
             return redirect(resume_url(current))
     return _with_cookie(request, _page(request, campaign, params, worker=worker), new_cookie)
 
 
-def _start(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
+           identity: tuple[str, str, str | None], worker: Worker | None) -> HttpResponse:
     """Consent, then intake (once per worker), then claim; any refusal re-renders the page."""
-    params = platform_params(request.POST)
     if params.preview:
         return _page(request, campaign, params, status=400,
                      message="Please accept the HIT on Mechanical Turk before starting.")
     if not campaign.is_live:
         return _page(request, campaign, params, status=409)
-    platform, platform_id, new_cookie = _identity(request, params)
+    platform, platform_id, new_cookie = identity
     consented = request.POST.get("consent") == "yes"
     if campaign.consent_text and not consented:
         return _with_cookie(request, _page(request, campaign, params, status=400,
                                            consent_error=CONSENT_REQUIRED), new_cookie)
     try:
-        worker = worker_get_or_create(campaign=campaign, platform=platform,
-                                      platform_id=platform_id)
+        worker = worker or worker_get_or_create(campaign=campaign, platform=platform,
+                                                platform_id=platform_id)
         if campaign.consent_text:
             worker_record_consent(worker=worker)
         if campaign.intake_questions and worker.intake is None:

@@ -11,6 +11,8 @@ from campaigns.selectors.assignments import (
     assignment_entries,
     assignment_page,
     assignment_progress,
+    assignment_with_page,
+    campaign_and_worker,
     worker_open_assignment,
 )
 from campaigns.services.annotations import annotation_submit
@@ -73,6 +75,24 @@ def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment,
     assert assignment_page(assignment=assignment, position=0) is None
 
 
+def test_the_item_page_reads_assignment_and_page_together(assignment,
+                                                          django_assert_num_queries):
+    reads = 1 if connection.vendor == "postgresql" else 3  # the token, the progress, the item
+    with django_assert_num_queries(reads):
+        found, page = assignment_with_page(token=assignment.token, position=1)
+    assert found == assignment and found.campaign.pk == assignment.campaign_id
+    assert found.worker.pk == assignment.worker_id and found.item_count == 3
+    expected = assignment_page(assignment=assignment, position=1)
+    assert page.entry == expected.entry and page.progress == expected.progress
+    with django_assert_num_queries(reads + 1):  # saved answers: one more read for them
+        _, saved = assignment_with_page(token=assignment.token, position=2)
+    assert saved.entry.annotation.answers == ANSWERS
+    found, missing = assignment_with_page(token=assignment.token, position=4)
+    assert found == assignment and missing is None
+    assert assignment_with_page(token="nope", position=1) == (None, None)
+    assert assignment_with_page(token="", position=1) == (None, None)
+
+
 def test_a_token_opens_its_assignment_and_nothing_else(assignment):
     found = assignment_by_token(token=assignment.token)
     assert found == assignment and found.campaign.pk == assignment.campaign_id
@@ -86,3 +106,17 @@ def test_only_an_active_assignment_before_its_deadline_is_open(assignment):
     Assignment.objects.filter(pk=assignment.pk).update(
         deadline=timezone.now() - timedelta(seconds=1))
     assert worker_open_assignment(worker=assignment.worker) is None
+
+
+def test_the_study_link_reads_campaign_and_returning_worker_together(assignment,
+                                                                     django_assert_num_queries):
+    campaign = assignment.campaign
+    with django_assert_num_queries(1):
+        found, worker = campaign_and_worker(slug=campaign.slug, platform="link", platform_id="w")
+    assert found == campaign and worker == assignment.worker and worker.campaign is found
+    assert campaign_and_worker(slug=campaign.slug, platform="link", platform_id="new") == (
+        campaign, None)
+    assert campaign_and_worker(slug=campaign.slug, platform="prolific", platform_id="w") == (
+        campaign, None)
+    assert campaign_and_worker(slug="nope", platform="link", platform_id="w") == (None, None)
+    assert campaign_and_worker(slug="", platform="link", platform_id="w") == (None, None)
