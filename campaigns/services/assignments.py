@@ -226,7 +226,10 @@ def _claim(campaign: Campaign, worker: Worker, now: datetime,
         if current is not None:  # a returning worker resumes where they were
             return _update_platform_ids(current, platform_ids)
         _check_worker_limit(campaign, worker, now)
-        regular = _take_regular_items(campaign, worker)
+        # On PostgreSQL the regular items are picked and locked here, and the statement that
+        # inserts the assignment takes their slots (one statement fewer per claim).
+        regular = (_pick_regular_items_pg(campaign, worker)
+                   if connection.vendor == "postgresql" else _take_regular_items(campaign, worker))
         controls = _pick_control_items(campaign, worker)
         return _create_assignment(campaign, worker, regular, controls, now, platform_ids)
 
@@ -304,8 +307,6 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
     the least-filled end and stops after n rows: cost independent of the campaign's size.
     """
     n = campaign.items_per_assignment
-    if connection.vendor == "postgresql":
-        return _take_regular_items_pg(campaign, worker, n)
     candidates = (
         Item.objects.filter(campaign=campaign, control="", slots_taken__lt=F("slots_wanted"))
         .filter(_unseen_by(worker))
@@ -349,16 +350,18 @@ _PICK_SQL = (
 )
 
 
-def _take_regular_items_pg(campaign: Campaign, worker: Worker, n: int) -> list[int]:
-    """_take_regular_items on PostgreSQL, its two statements written out (no ORM compilation).
+def _pick_regular_items_pg(campaign: Campaign, worker: Worker) -> list[int]:
+    """The items _take_regular_items would take on PostgreSQL, locked, their slots not taken
+    yet (_insert_assignment_with_items_pg takes them).
 
-    The increment stays a statement of its own: it must see the newest version of each
+    The increment is not part of this statement: it must see the newest version of each
     locked row (an expiry may have given a slot back just before the lock), which a second
-    part of the same statement, reading the first part's snapshot, would not.
+    part of the same statement, reading the first part's snapshot, would not. The insert's
+    statement starts after the locks are held, so it does.
     """
     names = {"item": Item._meta.db_table, "slot": AssignmentItem._meta.db_table,
              "assignment": Assignment._meta.db_table}
-    params = [campaign.pk, worker.pk, n]
+    params = [campaign.pk, worker.pk, campaign.items_per_assignment]
     with connection.cursor() as cursor:
         prepared.execute(cursor, _PICK_SQL.format(skip=" SKIP LOCKED",
                                                   order="i.slots_taken, i.id", **names), params)
@@ -369,13 +372,8 @@ def _take_regular_items_pg(campaign: Campaign, worker: Worker, n: int) -> list[i
             # in a cycle (a deadlock seen in CI with slots_taken order).
             prepared.execute(cursor, _PICK_SQL.format(skip="", order="i.id", **names), params)
             ids = [row[0] for row in cursor.fetchall()]
-        if not ids:
-            raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
-        prepared.execute(cursor, f"UPDATE {names['item']} SET slots_taken = slots_taken + 1 "  # noqa: S608 (names only)
-                         "WHERE id = ANY(%s) AND slots_taken < slots_wanted", [ids])
-        taken = cursor.rowcount
-    if taken != len(ids):
-        raise Conflict("The work changed while it was handed out; please try again.")
+    if not ids:
+        raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
     return ids
 
 
@@ -458,7 +456,7 @@ def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
     for pk in controls:  # each control item at a random position among the regular ones
         order.insert(random.randint(0, len(order)), pk)
     if connection.vendor == "postgresql":
-        _insert_assignment_with_items_pg(assignment, order)
+        _insert_assignment_with_items_pg(assignment, order, take=regular)
     else:
         assignment.save(force_insert=True)
         AssignmentItem.objects.bulk_create(
@@ -469,23 +467,35 @@ def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
     return assignment
 
 
-def _insert_assignment_with_items_pg(assignment: Assignment, order: list[int]) -> None:
-    """Insert the unsaved assignment and its items (positions 1..n in `order`) in one
-    statement, with the values the ORM would insert (defaults, auto_now_add)."""
+def _insert_assignment_with_items_pg(assignment: Assignment, order: list[int],
+                                     take: list[int]) -> None:
+    """Take a slot on each of the locked regular items `take`, and insert the unsaved
+    assignment and its items (positions 1..n in `order`), in one statement, with the values
+    the ORM would insert (defaults, auto_now_add).
+
+    The increment is conditional (the database refuses to go past k even if a lock was
+    missed); if it did not take every slot, Conflict rolls the claim back, insert included.
+    """
     fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
     values = [f.get_db_prep_save(f.pre_save(assignment, True), connection) for f in fields]
     holds_slot = AssignmentItem._meta.get_field("holds_slot").get_default()
     with connection.cursor() as cursor:
         prepared.execute(
             cursor,
-            f"WITH a AS (INSERT INTO {Assignment._meta.db_table} "  # noqa: S608 (names only)
+            f"WITH taken AS (UPDATE {Item._meta.db_table} SET slots_taken = slots_taken + 1 "  # noqa: S608 (names only)
+            "WHERE id = ANY(%s::bigint[]) AND slots_taken < slots_wanted RETURNING id), "
+            f"a AS (INSERT INTO {Assignment._meta.db_table} "
             f"({', '.join(f.column for f in fields)}) VALUES ({', '.join(['%s'] * len(fields))}) "
-            f"RETURNING id) INSERT INTO {AssignmentItem._meta.db_table} "
+            f"RETURNING id), s AS (INSERT INTO {AssignmentItem._meta.db_table} "
             "(assignment_id, item_id, position, holds_slot) "
             "SELECT a.id, s.item_id, s.position, %s FROM a, "
-            "unnest(%s::bigint[], %s::integer[]) AS s(item_id, position) RETURNING assignment_id",
-            [*values, holds_slot, order, list(range(1, len(order) + 1))])
-        assignment.pk = cursor.fetchone()[0]
+            "unnest(%s::bigint[], %s::integer[]) AS s(item_id, position) RETURNING 1) "
+            "SELECT (SELECT id FROM a), (SELECT count(*) FROM taken), (SELECT count(*) FROM s)",
+            [take, *values, holds_slot, order, list(range(1, len(order) + 1))])
+        assignment_id, taken, _ = cursor.fetchone()
+    if taken != len(take):
+        raise Conflict("The work changed while it was handed out; please try again.")
+    assignment.pk = assignment_id
     assignment._state.adding = False
     assignment._state.db = connection.alias
 

@@ -499,3 +499,20 @@ def test_items_per_assignment_larger_than_the_campaign_gives_a_short_assignment(
     campaign = make_campaign(owner=owner, items_per_assignment=12)
     make_items(campaign, 3)
     assert AssignmentItem.objects.filter(assignment=claim(campaign)).count() == 3
+
+
+@pytest.mark.postgres
+def test_a_claim_that_cannot_take_every_slot_hands_out_nothing(owner, monkeypatch):
+    """The database refuses to go past k even if an item was picked without its lock: the
+    claim is rolled back whole (no assignment, no slot taken on the other items)."""
+    from campaigns.services import assignments
+
+    campaign = make_campaign(owner=owner, annotations_per_item=1, items_per_assignment=2)
+    full, free = make_items(campaign, 2)
+    Item.objects.filter(pk=full.pk).update(slots_taken=1)  # as if another claim took it
+    monkeypatch.setattr(assignments, "_pick_regular_items_pg",
+                        lambda campaign, worker: [full.pk, free.pk])
+    with pytest.raises(Conflict):
+        claim(campaign)
+    assert not Assignment.objects.exists() and not AssignmentItem.objects.exists()
+    assert Item.objects.get(pk=free.pk).slots_taken == 0
