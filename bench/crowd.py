@@ -124,6 +124,8 @@ def start_gunicorn(port: int, workers: int, threads: int = 1) -> subprocess.Pope
         # --preload: the app is imported once in the master, not by every worker at once.
         [gunicorn, "annotate.wsgi", "-w", str(workers), "-b", f"127.0.0.1:{port}",
          "--preload", "--timeout", "120", "--backlog", "2048", "--log-level", "warning",
+         # Heartbeat files in memory, as docker/gunicorn.conf.py sets in production.
+         *(["--worker-tmp-dir", "/dev/shm"] if os.path.isdir("/dev/shm") else []),
          *(["--worker-class", "gthread", "--threads", str(threads)] if threads > 1 else [])],
         cwd=ROOT, env=env, start_new_session=True)
     for _ in range(300):
