@@ -16,6 +16,7 @@ __all__ = [
     "Progress",
     "assignment_by_token",
     "assignment_entries",
+    "assignment_from_row",
     "assignment_page",
     "assignment_progress",
     "assignment_with_page",
@@ -144,14 +145,14 @@ def assignment_by_token(*, token: str) -> Assignment | None:
     row = _fetch_one(_assignment_sql(), [token])
     if row is None:
         return None
-    assignment, rest = _assignment_from_row(list(row))
+    assignment, rest = assignment_from_row(list(row))
     assignment.item_count = int(rest[0])
     return assignment
 
 
-def _assignment_from_row(values: list) -> tuple[Assignment, list]:
+def assignment_from_row(values: list) -> tuple[Assignment, list]:
     """The assignment (its campaign and worker attached) from the start of a row of
-    assignment, campaign and worker columns, and the rest of the row."""
+    assignment, campaign and worker columns (model_columns order), and the rest of the row."""
     conn = connections[DEFAULT_DB_ALIAS]
     n_a = len(Assignment._meta.concrete_fields)
     n_c = len(Campaign._meta.concrete_fields)
@@ -196,7 +197,7 @@ def assignment_with_page(*, token: str,
     row = _fetch_one(_SQL["assignment_page"], [position, token])
     if row is None:
         return None, None
-    assignment, (positions, answered, *item_values) = _assignment_from_row(list(row))
+    assignment, (positions, answered, *item_values) = assignment_from_row(list(row))
     assignment.item_count = len(positions or [])
     if not positions or item_values[0] is None:
         return assignment, None

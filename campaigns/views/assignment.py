@@ -22,15 +22,14 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..errors import ServiceError
 from ..forms import answers_from_post, clean_turk_submit_to, timer_seconds
 from ..models import Assignment
-from ..schema import AnswerInvalid, parse_schema_cached
+from ..schema import AnswerInvalid
 from ..selectors.assignments import (
     assignment_by_token,
     assignment_entries,
-    assignment_page,
     assignment_progress,
     assignment_with_page,
 )
-from ..services.annotations import annotation_submit
+from ..services.annotations import annotation_submit_at
 from ..services.assignments import assignment_is_open, assignment_submit
 from ..services.completion import completion_code_for
 from .pages import item_context, message_page, mturk_frameable
@@ -99,25 +98,30 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
             raise Http404("This assignment has no such item.")
         values = page.entry.annotation.answers if page.entry.annotation else None
         return _render_item(request, assignment, page, values=values)
-    assignment = _assignment_or_404(token)
-    if not assignment_is_open(assignment):
-        return _closed(request, assignment, status=409)
-    schema = parse_schema_cached(assignment.campaign.schema)
-    answers = answers_from_post(schema.questions, request.POST)
+    answers: dict = {}
+
+    def read_answers(schema) -> dict:  # once the service has the campaign's schema
+        answers.update(answers_from_post(schema.questions, request.POST))
+        return answers
+
     try:
-        saved = annotation_submit(assignment=assignment, position=position, answers=answers,
-                                  seconds_spent=timer_seconds(request.POST.get("started")))
-    except AnswerInvalid as exc:
-        page = _page_or_404(assignment, position)
+        assignment, saved = annotation_submit_at(
+            token=token, position=position, read_answers=read_answers,
+            seconds_spent=timer_seconds(request.POST.get("started")))
+    except AnswerInvalid as exc:  # nothing saved: the page again, every answer kept
+        assignment, page = assignment_with_page(token=token, position=position)
+        if assignment is None or page is None:
+            raise Http404("This assignment has no such item.") from None
         return _render_item(request, assignment, page, values=answers, errors=exc.errors,
                             status=400)
     except ServiceError as exc:
         if exc.status == 404:
             raise Http404(exc.message) from None
-        # Closed meanwhile; a repeat of the final submit (double click) finds the work handed
-        # in and goes to the code like the first one, nothing stored twice.
-        assignment.refresh_from_db(fields=["status", "deadline"])
-        return _closed(request, assignment, status=409, message=exc.message)
+        # Closed; a repeat of the final submit (double click) finds the work handed in and
+        # goes to the code like the first one, nothing stored twice.
+        assignment = _assignment_or_404(token)
+        message = exc.message if assignment_is_open(assignment) else ""
+        return _closed(request, assignment, status=409, message=message)
     if saved.handed_in:  # that was the last unanswered item: the work is in
         return redirect(done_url(assignment))
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
@@ -125,13 +129,6 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     total = assignment.item_count  # read with the assignment (items never change)
     return redirect(item_url(assignment, position + 1) if position < total
                     else finish_url(assignment))
-
-
-def _page_or_404(assignment: Assignment, position: int):
-    page = assignment_page(assignment=assignment, position=position)
-    if page is None:
-        raise Http404("This assignment has no such item.")
-    return page
 
 
 def _render_item(request, assignment, page, *, values=None, errors=None, status=200):

@@ -8,7 +8,11 @@ from django.utils import timezone
 from campaigns.errors import Conflict, ServiceError
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.schema import AnswerInvalid, parse_schema
-from campaigns.services.annotations import annotation_submit, control_passed
+from campaigns.services.annotations import (
+    annotation_submit,
+    annotation_submit_at,
+    control_passed,
+)
 from campaigns.services.assignments import (
     assignment_claim,
     assignment_return,
@@ -246,3 +250,54 @@ def test_gold_flags_compare_the_selected_reasons(owner):
     item = Item(gold={"source_issues": {"selected": ["typos"]}}, control="gold")
     assert control_passed(schema, item, {"source_issues": {"selected": ["typos"]}}) is True
     assert control_passed(schema, item, {"source_issues": {"selected": ["nonsense"]}}) is False
+
+
+# --- by token, as the item pages save -------------------------------------------------------
+
+def _reader(answers, calls):
+    def read(schema):
+        calls.append(schema)
+        return answers
+    return read
+
+
+def test_saving_by_token_reads_the_answers_with_the_campaigns_schema(assignment,
+                                                                     django_assert_num_queries):
+    calls = []
+    # PostgreSQL: the statement that locks the assignment reads it, one saves the answer, one
+    # hands in if nothing is left (inside a savepoint here: the test's transaction).
+    postgres = connection.vendor == "postgresql"
+    with django_assert_num_queries(5 if postgres else 9):
+        found, saved = annotation_submit_at(token=assignment.token, position=1,
+                                            read_answers=_reader(ANSWERS, calls),
+                                            seconds_spent=3)
+    assert found == assignment and found.campaign.pk == assignment.campaign_id
+    assert found.item_count == 2 and [q.id for q in calls[0].questions][:2] == [
+        "coherence", "sentiment"]
+    assert saved.annotation.answers == ANSWERS and not saved.handed_in
+    _, last = annotation_submit_at(token=assignment.token, position=2,
+                                   read_answers=_reader(ANSWERS, calls))
+    assert last.handed_in
+    assert Assignment.objects.get(pk=assignment.pk).status == Assignment.Status.SUBMITTED
+
+
+def test_saving_by_token_refuses_what_annotation_submit_refuses(assignment):
+    calls = []
+    with pytest.raises(ServiceError) as missing:
+        annotation_submit_at(token="no-such-token", position=1,
+                             read_answers=_reader(ANSWERS, calls))
+    assert missing.value.status == 404
+    with pytest.raises(ServiceError) as outside:
+        annotation_submit_at(token=assignment.token, position=3,
+                             read_answers=_reader(ANSWERS, calls))
+    assert outside.value.status == 404
+    with pytest.raises(AnswerInvalid):
+        annotation_submit_at(token=assignment.token, position=1,
+                             read_answers=_reader({"coherence": 9}, calls))
+    assert not Annotation.objects.exists()
+    assignment_return(assignment=assignment)
+    calls.clear()
+    with pytest.raises(Conflict):
+        annotation_submit_at(token=assignment.token, position=1,
+                             read_answers=_reader(ANSWERS, calls))
+    assert not Annotation.objects.exists()
