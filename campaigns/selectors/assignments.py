@@ -15,6 +15,7 @@ __all__ = [
     "AssignmentPage",
     "Progress",
     "assignment_by_token",
+    "assignment_columns",
     "assignment_entries",
     "assignment_from_row",
     "assignment_page",
@@ -123,15 +124,22 @@ def _fetch_one(sql: str, params: list) -> tuple | None:
 _SQL: dict[str, str] = {}
 
 
+def assignment_columns() -> tuple[str, str]:
+    """(columns, joins) for reading an assignment `a` with its campaign and worker in one
+    statement: the columns assignment_from_row reads, and the joins that bring `c` and `w`."""
+    return (f"{model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "
+            f"{model_columns(Worker, 'w')}",
+            f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
+            f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id")
+
+
 def _assignment_sql() -> str:
     if "assignment" not in _SQL:
+        columns, joins = assignment_columns()
         _SQL["assignment"] = (
-            f"SELECT {model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "  # noqa: S608 (names from the models)
-            f"{model_columns(Worker, 'w')}, (SELECT COUNT(*) FROM "
-            f"{AssignmentItem._meta.db_table} ai WHERE ai.assignment_id = a.id) "
-            f"FROM {Assignment._meta.db_table} a "
-            f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
-            f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id WHERE a.token = %s")
+            f"SELECT {columns}, (SELECT COUNT(*) FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
+            f"WHERE ai.assignment_id = a.id) FROM {Assignment._meta.db_table} a {joins} "
+            "WHERE a.token = %s")
     return _SQL["assignment"]
 
 
@@ -182,12 +190,10 @@ def assignment_with_page(*, token: str,
     if not token or len(token) > 64:
         return None, None
     if "assignment_page" not in _SQL:
+        columns, joins = assignment_columns()
         _SQL["assignment_page"] = (
-            f"SELECT {model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "  # noqa: S608 (names from the models)
-            f"{model_columns(Worker, 'w')}, p.positions, p.answered, {model_columns(Item, 'i')} "
-            f"FROM {Assignment._meta.db_table} a "
-            f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
-            f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
+            f"SELECT {columns}, p.positions, p.answered, {model_columns(Item, 'i')} "  # noqa: S608 (names from the models)
+            f"FROM {Assignment._meta.db_table} a {joins} "
             "CROSS JOIN LATERAL (SELECT array_agg(ai.position ORDER BY ai.position) AS positions, "
             f"array_agg({_answered_sql()} ORDER BY ai.position) AS answered "
             f"FROM {AssignmentItem._meta.db_table} ai WHERE ai.assignment_id = a.id) p "

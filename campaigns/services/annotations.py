@@ -12,10 +12,11 @@ from django.utils import timezone
 
 from .. import prepared
 from ..errors import Conflict, ServiceError
-from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
 from ..selectors.assignments import (
     assignment_by_token,
+    assignment_columns,
     assignment_from_row,
     model_columns,
     model_from_row,
@@ -232,14 +233,12 @@ def _locking_assignment_by_token_pg(token: str, position: int) -> tuple[Assignme
     row read is the newest version (PostgreSQL rechecks a locked row), so its status and
     deadline are current."""
     if not _LOCK_BY_TOKEN_SQL:
+        columns, joins = assignment_columns()
         _LOCK_BY_TOKEN_SQL.append(
-            f"SELECT {model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "  # noqa: S608 (names from the models)
-            f"{model_columns(Worker, 'w')}, (SELECT COUNT(*) FROM "
+            f"SELECT {columns}, (SELECT COUNT(*) FROM "  # noqa: S608 (names from the models)
             f"{AssignmentItem._meta.db_table} n WHERE n.assignment_id = a.id), "
             f"{model_columns(Item, 'i')} FROM {AssignmentItem._meta.db_table} ai "
-            f"JOIN {Assignment._meta.db_table} a ON a.id = ai.assignment_id "
-            f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
-            f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
+            f"JOIN {Assignment._meta.db_table} a ON a.id = ai.assignment_id {joins} "
             f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
             "WHERE a.token = %s AND ai.position = %s FOR NO KEY UPDATE OF a")
     row = None
