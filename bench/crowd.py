@@ -302,15 +302,12 @@ def ceiling_loop(client: Client, deadline: float, results: dict) -> None:
 SERVER: list = []  # the gunicorn process, for its CPU time
 
 
-def server_cpu() -> float:
-    """CPU seconds used so far by gunicorn's master and workers (psutil)."""
+def _cpu_seconds(processes) -> float:
+    """User + system CPU seconds used so far by these psutil processes (gone ones skipped)."""
     import psutil
 
-    if not SERVER:
-        return 0.0
-    master = psutil.Process(SERVER[0].pid)
     total = 0.0
-    for proc in [master, *master.children(recursive=True)]:
+    for proc in processes:
         try:
             times = proc.cpu_times()
         except psutil.Error:
@@ -319,19 +316,22 @@ def server_cpu() -> float:
     return total
 
 
-def postgres_cpu() -> float:
-    """CPU seconds used so far by the local PostgreSQL server's processes (psutil)."""
+def server_cpu() -> float:
+    """CPU seconds used so far by gunicorn's master and workers."""
     import psutil
 
-    total = 0.0
-    for proc in psutil.process_iter(["name"]):
-        if proc.info["name"] in ("postgres", "postmaster"):
-            try:
-                times = proc.cpu_times()
-            except psutil.Error:
-                continue
-            total += times.user + times.system
-    return total
+    if not SERVER:
+        return 0.0
+    master = psutil.Process(SERVER[0].pid)
+    return _cpu_seconds([master, *master.children(recursive=True)])
+
+
+def postgres_cpu() -> float:
+    """CPU seconds used so far by the local PostgreSQL server's processes."""
+    import psutil
+
+    return _cpu_seconds(proc for proc in psutil.process_iter(["name"])
+                        if proc.info["name"] in ("postgres", "postmaster"))
 
 
 def run(target, n: int, seconds: float, port: int, **kwargs) -> tuple[dict, dict, float, float]:

@@ -168,13 +168,19 @@ def select_sql(plan: ColumnPlan, where: str) -> str | None:
             k += 1
     return (
         f"SELECT {', '.join(outer)} FROM ("  # noqa: S608 (schema names, escaped by sql_text)
-        f"SELECT {', '.join(inner)} FROM {Annotation._meta.db_table} a "
-        f"JOIN {Item._meta.db_table} i ON i.id = a.item_id "
-        f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
-        f"LEFT JOIN {WORKERS} p ON p.id = a.worker_id "
-        f"LEFT JOIN {Assignment._meta.db_table} s ON s.id = a.assignment_id "
-        f"WHERE {where} ORDER BY a.id OFFSET 0) x"
+        f"{_annotation_rows(inner, where)}) x"
     )
+
+
+def _annotation_rows(columns: list[str], where: str) -> str:
+    """The inner SELECT of both exports: `columns` of each annotation `a` in id order, with
+    its item `i`, worker `w`, pseudonym `p` and assignment `s` (OFFSET 0: evaluated once)."""
+    return (f"SELECT {', '.join(columns)} FROM {Annotation._meta.db_table} a "  # noqa: S608 (names from the models)
+            f"JOIN {Item._meta.db_table} i ON i.id = a.item_id "
+            f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
+            f"LEFT JOIN {WORKERS} p ON p.id = a.worker_id "
+            f"LEFT JOIN {Assignment._meta.db_table} s ON s.id = a.assignment_id "
+            f"WHERE {where} ORDER BY a.id OFFSET 0")
 
 
 def select_long_sql(plan: ColumnPlan, where: str) -> str | None:
@@ -199,12 +205,7 @@ def select_long_sql(plan: ColumnPlan, where: str) -> str | None:
     outer += [text_cell(f"((ARRAY[{ids}])[z.qn + 1])"), text_cell("z.part"), json_cell("z.value")]
     return (
         f"SELECT {', '.join(outer)} FROM ("  # noqa: S608 (schema names, escaped by sql_text)
-        f"SELECT {', '.join(inner)} FROM {Annotation._meta.db_table} a "
-        f"JOIN {Item._meta.db_table} i ON i.id = a.item_id "
-        f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id "
-        f"LEFT JOIN {WORKERS} p ON p.id = a.worker_id "
-        f"LEFT JOIN {Assignment._meta.db_table} s ON s.id = a.assignment_id "
-        f"WHERE {where} ORDER BY a.id OFFSET 0) x "
+        f"{_annotation_rows(inner, where)}) x "
         f"CROSS JOIN LATERAL (SELECT * FROM ({' UNION ALL '.join(blocks)}) u "
         "ORDER BY u.qn, u.ord) z"
     )

@@ -296,9 +296,7 @@ def question_agreement(
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, _ = split_frame(frame)
     if exclude_flagged:
-        quality_table = _quality(humans)
-        flagged = set(quality_table[quality_table["flagged"].astype(bool)]["worker"])
-        humans = humans[~humans["worker_name"].isin(flagged)]
+        humans = humans[~humans["worker_name"].isin(_flagged_names(_quality(humans)))]
     rated = humans[humans["rated"] & humans["control"].eq("") & humans["question"].eq(q.id)]
     agree = _agreement_input(rated)
     agree = agree[agree["part"].eq(part)]
@@ -541,14 +539,18 @@ def _quality(humans: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _flagged_names(quality_table: pd.DataFrame) -> set[str]:
+    """The pseudonyms (worker_name) of the workers quality control flags."""
+    return set(quality_table[quality_table["flagged"].astype(bool)]["worker"])
+
+
 def flagged_worker_ids(*, campaign: Campaign) -> set[int]:
     """Database ids of the human workers that quality control flags in this campaign."""
     frame = annotations_frame(campaign=campaign)
     humans, _ = split_frame(frame)
     if humans.empty:
         return set()
-    table = _quality(humans)
-    flagged_names = set(table[table["flagged"].astype(bool)]["worker"])
+    flagged_names = _flagged_names(_quality(humans))
     names = humans.drop_duplicates("worker")
     return {int(w) for w, n in zip(names["worker"], names["worker_name"], strict=True)
             if n in flagged_names}
@@ -595,7 +597,7 @@ def campaign_statistics(
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, llm = split_frame(frame)
     quality_table = _quality(humans)
-    flagged = set(quality_table[quality_table["flagged"].astype(bool)]["worker"])
+    flagged = _flagged_names(quality_table)
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
     tables = _human_tables(used, n_boot)
     judge = _judge_tables(used, llm)

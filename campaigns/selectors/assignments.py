@@ -289,50 +289,22 @@ def assignment_entries(*, assignment: Assignment) -> list[AssignmentEntry]:
 def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage | None:
     """The item at `position` with its saved answers and the progress, or None.
 
-    One query on PostgreSQL (the progress as arrays next to the item), two elsewhere; one
-    more loads the answers only when there are some.
+    Two queries (progress, then the item); a third loads the answers only when there are
+    some. The item page reads all of it with the assignment in one: assignment_with_page.
     """
-    conn = connections[DEFAULT_DB_ALIAS]
-    if conn.vendor == "postgresql":
-        found = _item_and_progress_pg(assignment, position)
-        if found is None:
-            return None
-        item, progress = found
-    else:
-        progress = assignment_progress(assignment=assignment)
-        if not 1 <= position <= progress.total:
-            return None
-        if "slot" not in _SQL:
-            columns = model_columns(Item, "i")
-            _SQL["slot"] = (f"SELECT {columns} FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
-                            f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
-                            "WHERE ai.assignment_id = %s AND ai.position = %s")
-        row = _fetch_one(_SQL["slot"], [assignment.pk, position])
-        if row is None:
-            return None
-        item = model_from_row(conn, Item, list(row))
-    return _page(assignment, position, item, progress)
-
-
-def _item_and_progress_pg(assignment: Assignment, position: int) -> tuple[Item, Progress] | None:
-    """assignment_page's two reads in one statement: the positions and whether each is
-    answered (aggregated into arrays, one row always) and the item at `position` (NULLs
-    when there is none)."""
-    if "page" not in _SQL:
-        _SQL["page"] = (
-            f"SELECT p.positions, p.answered, {model_columns(Item, 'i')} FROM ("  # noqa: S608 (names from the models)
-            "SELECT array_agg(ai.position ORDER BY ai.position) AS positions, "
-            f"array_agg({_answered_sql()} ORDER BY ai.position) AS answered "
-            f"FROM {AssignmentItem._meta.db_table} ai WHERE ai.assignment_id = %s) p "
-            f"LEFT JOIN {AssignmentItem._meta.db_table} s "
-            "ON s.assignment_id = %s AND s.position = %s "
-            f"LEFT JOIN {Item._meta.db_table} i ON i.id = s.item_id")
-    row = _fetch_one(_SQL["page"], [assignment.pk, assignment.pk, position])
-    positions, answered, *item_values = row
-    if not positions or item_values[0] is None:
+    progress = assignment_progress(assignment=assignment)
+    if not 1 <= position <= progress.total:
         return None
-    progress = _progress(list(zip(positions, answered, strict=True)))
-    return model_from_row(connections[DEFAULT_DB_ALIAS], Item, item_values), progress
+    if "slot" not in _SQL:
+        columns = model_columns(Item, "i")
+        _SQL["slot"] = (f"SELECT {columns} FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
+                        f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
+                        "WHERE ai.assignment_id = %s AND ai.position = %s")
+    row = _fetch_one(_SQL["slot"], [assignment.pk, position])
+    if row is None:
+        return None
+    item = model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row))
+    return _page(assignment, position, item, progress)
 
 
 def worker_by_platform_id(*, campaign: Campaign, platform: str,

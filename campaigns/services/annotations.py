@@ -58,7 +58,8 @@ def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
     seconds_spent = _clean_seconds(seconds_spent)
     with transaction.atomic():
         if connection.vendor == "postgresql":
-            status, deadline, total, item = _item_locking_assignment_pg(assignment, position)
+            locked, total, item = _locking_assignment_by_token_pg(assignment.token, position)
+            status, deadline = locked.status, locked.deadline
         else:
             slot = _slot_locking_assignment(assignment, position)
             status, deadline, item = slot.assignment.status, slot.assignment.deadline, slot.item
@@ -195,43 +196,18 @@ def _update_pg(cursor, assignment: Assignment, item: Item, values: dict) -> Anno
     return annotation
 
 
-_LOCK_SQL: list[str] = []
-
-
-def _item_locking_assignment_pg(assignment: Assignment, position: int) -> tuple:
-    """(status, deadline, number of items, item at `position`), the assignment row locked as
-    below (one query).
-
-    _slot_locking_assignment's query written out (FOR NO KEY UPDATE OF the assignment), so
-    that saving an answer compiles no ORM query. The number of items never changes after
-    the claim, so reading it in this statement's snapshot is safe.
-    """
-    if not _LOCK_SQL:
-        _LOCK_SQL.append(
-            f"SELECT a.status, a.deadline, (SELECT COUNT(*) FROM "  # noqa: S608 (names from the models)
-            f"{AssignmentItem._meta.db_table} n WHERE n.assignment_id = a.id), "
-            f"{model_columns(Item, 'i')} FROM {AssignmentItem._meta.db_table} ai "
-            f"JOIN {Assignment._meta.db_table} a ON a.id = ai.assignment_id "
-            f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
-            "WHERE ai.assignment_id = %s AND ai.position = %s FOR NO KEY UPDATE OF a")
-    with connection.cursor() as cursor:
-        prepared.execute(cursor, _LOCK_SQL[0], [assignment.pk, position])
-        row = cursor.fetchone()
-    if row is None:
-        raise ServiceError(f"This assignment has no item {position}.", code="not_found",
-                           status=404)
-    return (row[0], row[1], row[2],
-            model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row[3:])))
-
-
 _LOCK_BY_TOKEN_SQL: list[str] = []
 
 
 def _locking_assignment_by_token_pg(token: str, position: int) -> tuple[Assignment, int, Item]:
     """(assignment with campaign and worker, number of items, item at `position`), the
-    assignment row locked as in _item_locking_assignment_pg (one query). After the lock the
-    row read is the newest version (PostgreSQL rechecks a locked row), so its status and
-    deadline are current."""
+    assignment row locked (one query).
+
+    _slot_locking_assignment's query written out (FOR NO KEY UPDATE OF the assignment), so
+    that saving an answer compiles no ORM query. After the lock the row read is the newest
+    version (PostgreSQL rechecks a locked row), so its status and deadline are current; the
+    number of items never changes after the claim, so this statement's snapshot is enough.
+    """
     if not _LOCK_BY_TOKEN_SQL:
         columns, joins = assignment_columns()
         _LOCK_BY_TOKEN_SQL.append(

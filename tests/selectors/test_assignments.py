@@ -59,7 +59,7 @@ def test_progress_counts_answered_items_and_finds_the_next_one(assignment,
 
 def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment,
                                                             django_assert_num_queries):
-    reads = 1 if connection.vendor == "postgresql" else 2  # the progress and the item
+    reads = 2  # the progress and the item
     with django_assert_num_queries(reads + 1):
         page = assignment_page(assignment=assignment, position=2)
     assert page.entry.annotation.answers == ANSWERS
