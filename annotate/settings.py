@@ -83,6 +83,9 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=
 # A persistent connection is checked before reuse: after a database restart the first request of
 # each process reconnects instead of failing on a dead connection.
 DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that polls the socket instead of a round trip.
+    DATABASES["default"]["ENGINE"] = "annotate.postgresql"
 # The worker pages' hot SQL runs as server-side prepared statements (campaigns/prepared.py);
 # false behind a transaction-mode pooler such as PgBouncer.
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)

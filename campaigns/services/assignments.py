@@ -346,7 +346,10 @@ _PICK_SQL = (
     "AND i.slots_taken < i.slots_wanted AND %s <> ALL ("
     "SELECT a.worker_id FROM {slot} ai JOIN {assignment} a ON a.id = ai.assignment_id "
     "WHERE ai.item_id = i.id) "
-    "ORDER BY {order} LIMIT %s FOR NO KEY UPDATE{skip}"
+    # LIMIT is written into the text (one prepared statement per assignment size): with it
+    # a parameter, PostgreSQL's generic plan assumes a tenth of the rows, rejects itself and
+    # plans the statement again on every claim (0.28 ms planning for 0.07 ms of work).
+    "ORDER BY {order} LIMIT {limit:d} FOR NO KEY UPDATE{skip}"
 )
 
 
@@ -361,7 +364,8 @@ def _pick_regular_items_pg(campaign: Campaign, worker: Worker) -> list[int]:
     """
     names = {"item": Item._meta.db_table, "slot": AssignmentItem._meta.db_table,
              "assignment": Assignment._meta.db_table}
-    params = [campaign.pk, worker.pk, campaign.items_per_assignment]
+    names["limit"] = int(campaign.items_per_assignment)
+    params = [campaign.pk, worker.pk]
     with connection.cursor() as cursor:
         prepared.execute(cursor, _PICK_SQL.format(skip=" SKIP LOCKED",
                                                   order="i.slots_taken, i.id", **names), params)
