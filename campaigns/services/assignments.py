@@ -10,18 +10,24 @@ The rules (DESIGN §7) hold under many concurrent workers on PostgreSQL:
 - a worker never gets an item twice and never more than `max_assignments_per_worker`;
 - attention checks and gold items are mixed in at random positions and hold no slot.
 
-On SQLite (the embedded demo) there are no row locks: the work runs in a transaction that
-takes the database write lock first, and SQLite serialises writers.
+On PostgreSQL a claim is one call of the database function `campaigns_claim` (migration
+0008): its statements run in the order described there, each with a fresh snapshot, in one
+round trip instead of seven. On SQLite (the embedded demo) there are no row locks: the same
+steps run through the ORM in a transaction that takes the database write lock first, and
+SQLite serialises writers.
 """
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import Counter
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 
 from django.db import (
     DEFAULT_DB_ALIAS,
+    DatabaseError,
     IntegrityError,
     OperationalError,
     connection,
@@ -69,6 +75,7 @@ NOT_LIVE_MESSAGES = {
     "paused": "This study is paused right now; please come back later.",
     "closed": "This study is closed and hands out no more work. Thank you!",
 }
+NO_WORK_MESSAGE = "There is no more work for you in this campaign. Thank you!"
 OPEN = Assignment.Status.ACTIVE
 
 
@@ -218,6 +225,10 @@ def _expire_lazily(campaign: Campaign, now: datetime) -> bool:
 
 def _claim(campaign: Campaign, worker: Worker, now: datetime,
            platform_ids: dict) -> Assignment:
+    if connection.vendor == "postgresql":
+        return _claim_pg(campaign, worker, now, platform_ids)
+    # SQLite (the embedded demo): the same steps as the PostgreSQL function, through the
+    # ORM, in a transaction that takes the database write lock first.
     with transaction.atomic():
         status = _lock_worker_and_read_status(worker)
         if status != Campaign.Status.LIVE:  # paused or closed since the caller loaded it
@@ -226,38 +237,79 @@ def _claim(campaign: Campaign, worker: Worker, now: datetime,
         if current is not None:  # a returning worker resumes where they were
             return _update_platform_ids(current, platform_ids)
         _check_worker_limit(campaign, worker, now)
-        # On PostgreSQL the regular items are picked and locked here, and the statement that
-        # inserts the assignment takes their slots (one statement fewer per claim).
-        regular = (_pick_regular_items_pg(campaign, worker)
-                   if connection.vendor == "postgresql" else _take_regular_items(campaign, worker))
+        regular = _take_regular_items(campaign, worker)
         controls = _pick_control_items(campaign, worker)
         return _create_assignment(campaign, worker, regular, controls, now, platform_ids)
 
 
-def _lock_worker_and_read_status(worker: Worker) -> str | None:
-    """Lock the worker and return its campaign's status as committed right now.
+_CLAIM_SQL = ("SELECT outcome, detail, assignment_id FROM campaigns_claim("
+              "%s, %s, %s, %s, %s::bigint[], %s::double precision[], %s::jsonb, %s)")
 
-    The worker lock: two claims by one worker (double click, two tabs) would otherwise both
-    see no open assignment, both pass the limit check, and could get the same item.
-    The status is read again after the lock (the caller's campaign may be stale), so a claim
-    that starts after a pause or close is committed hands out nothing. The campaign row is
-    deliberately not share-locked: a stream of claims would starve the status change.
-    One query on PostgreSQL; on SQLite, which serialises writers, a write lock then a read.
+
+def _claim_pg(campaign: Campaign, worker: Worker, now: datetime,
+              platform_ids: dict) -> Assignment:
+    """The claim as one call of the database function campaigns_claim (migration 0008):
+    lock the worker, resume an open assignment, check the limit, pick and lock the items,
+    take their slots and insert the assignment, each step seeing what committed before it.
+
+    Outside a transaction the call is a transaction of its own; inside one, a savepoint, so
+    that a Conflict leaves the caller's transaction usable.
     """
-    if connection.vendor != "postgresql":
-        Worker.objects.filter(pk=worker.pk).update(id=F("id"))
-        return Campaign.objects.filter(pk=worker.campaign_id).values_list(
-            "status", flat=True).first()
-    with connection.cursor() as cursor:
-        prepared.execute(
-            cursor,
-            f"SELECT c.status FROM {Worker._meta.db_table} w "  # noqa: S608 (table names only)
-            f"JOIN {Campaign._meta.db_table} c ON c.id = w.campaign_id WHERE w.id = %s "
-            "FOR NO KEY UPDATE OF w",
-            [worker.pk],
-        )
-        row = cursor.fetchone()
-    return row[0] if row else None
+    controls = _pick_control_items(campaign, worker)  # read-only: needs no lock
+    assignment = Assignment(
+        campaign=campaign,
+        worker=worker,
+        deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
+        **platform_ids,
+    )
+    row = {f.column: f.get_db_prep_save(f.pre_save(assignment, True), connection)
+           for f in Assignment._meta.concrete_fields if not f.primary_key}
+    params = [worker.pk, now, campaign.items_per_assignment,
+              campaign.max_assignments_per_worker, controls,
+              [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)
+              json.dumps(row, default=_json_value),
+              AssignmentItem._meta.get_field("holds_slot").get_default()]
+    try:
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            with connection.cursor() as cursor:
+                prepared.execute(cursor, _CLAIM_SQL, params)
+                outcome, detail, assignment_id = cursor.fetchone()
+    except DatabaseError as exc:
+        if getattr(exc.__cause__, "pgcode", None) == "CL409":
+            raise Conflict("The work changed while it was handed out; please try again.") from None
+        raise
+    if outcome == "created":
+        assignment.pk = assignment_id
+        assignment._state.adding = False
+        assignment._state.db = connection.alias
+        assignment.just_created = True  # its first item is the place to start (no query needed)
+        return assignment
+    if outcome == "open":
+        current = Assignment.objects.select_related("campaign", "worker").get(pk=assignment_id)
+        return _update_platform_ids(current, platform_ids)
+    if outcome == "not_live":  # paused or closed since the caller loaded it
+        raise NotLive(NOT_LIVE_MESSAGES.get(str(detail), NOT_LIVE_MESSAGES["closed"]))
+    if outcome == "limit":
+        raise _limit_reached(campaign)
+    raise NoWorkAvailable(NO_WORK_MESSAGE)
+
+
+def _json_value(value):
+    """Datetimes (the assignment's timestamps) as ISO text, microseconds kept."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def _lock_worker_and_read_status(worker: Worker) -> str | None:
+    """Take the database write lock and return the worker's campaign status (SQLite).
+
+    SQLite serialises writers: after this no-op update, no other claim runs until this one
+    commits (the PostgreSQL function locks the worker row instead).
+    """
+    Worker.objects.filter(pk=worker.pk).update(id=F("id"))
+    return Campaign.objects.filter(pk=worker.campaign_id).values_list(
+        "status", flat=True).first()
 
 
 def _open_assignment(worker: Worker, now: datetime) -> Assignment | None:
@@ -284,9 +336,12 @@ def _check_worker_limit(campaign: Campaign, worker: Worker, now: datetime) -> No
         Q(status=Assignment.Status.SUBMITTED) | Q(status=OPEN, deadline__gt=now), worker=worker
     ).count()
     if used >= limit:
-        raise WorkerLimitReached(
-            f"You have done the most assignments this campaign allows ({limit}). Thank you!"
-        )
+        raise _limit_reached(campaign)
+
+
+def _limit_reached(campaign: Campaign) -> WorkerLimitReached:
+    return WorkerLimitReached(f"You have done the most assignments this campaign allows "
+                              f"({campaign.max_assignments_per_worker}). Thank you!")
 
 
 def _unseen_by(worker: Worker) -> Exists:
@@ -300,7 +355,8 @@ def _unseen_by(worker: Worker) -> Exists:
 
 
 def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
-    """Take a slot on up to `items_per_assignment` least-filled items the worker has not seen.
+    """Take a slot on up to `items_per_assignment` least-filled items the worker has not seen
+    (the ORM version of campaigns_claim's pick, used on SQLite; written for any database).
 
     The WHERE clause matches the partial index item_open_by_fill (control='' AND
     slots_taken < slots_wanted), ordered by its columns, so PostgreSQL walks the index from
@@ -322,7 +378,7 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
         # "no more work", taking them in id order as expiry does (no lock-order cycle).
         ids = list(for_update(candidates.order_by("id")).values_list("id", flat=True)[:n])
     if not ids:
-        raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
+        raise NoWorkAvailable(NO_WORK_MESSAGE)
     # Conditional increment: the database refuses to go past k even if a lock was missed
     # (SQLite, or a future code path); the row count tells us whether every slot was taken.
     taken = Item.objects.filter(pk__in=ids, slots_taken__lt=F("slots_wanted")).update(
@@ -330,54 +386,6 @@ def _take_regular_items(campaign: Campaign, worker: Worker) -> list[int]:
     )
     if taken != len(ids):
         raise Conflict("The work changed while it was handed out; please try again.")
-    return ids
-
-
-_PICK_SQL = (
-    # The candidates as _take_regular_items selects them: the partial index item_open_by_fill,
-    # least-filled first, FOR NO KEY UPDATE [SKIP LOCKED]. "Not seen by the worker" is written
-    # `worker <> ALL (the workers of the item's assignments)`, not NOT EXISTS: PostgreSQL
-    # turns NOT EXISTS into an anti-join and, when it underestimates the worker's history
-    # (statistics of a worker who did hundreds of assignments), reads that whole history on
-    # every claim; an ALL sublink stays a probe per candidate item through the index on
-    # AssignmentItem.item (k rows or so), whatever the worker's history. worker_id is NOT
-    # NULL, so the two are the same condition.
-    "SELECT i.id FROM {item} i WHERE i.campaign_id = %s AND i.control = '' "
-    "AND i.slots_taken < i.slots_wanted AND %s <> ALL ("
-    "SELECT a.worker_id FROM {slot} ai JOIN {assignment} a ON a.id = ai.assignment_id "
-    "WHERE ai.item_id = i.id) "
-    # LIMIT is written into the text (one prepared statement per assignment size): with it
-    # a parameter, PostgreSQL's generic plan assumes a tenth of the rows, rejects itself and
-    # plans the statement again on every claim (0.28 ms planning for 0.07 ms of work).
-    "ORDER BY {order} LIMIT {limit:d} FOR NO KEY UPDATE{skip}"
-)
-
-
-def _pick_regular_items_pg(campaign: Campaign, worker: Worker) -> list[int]:
-    """The items _take_regular_items would take on PostgreSQL, locked, their slots not taken
-    yet (_insert_assignment_with_items_pg takes them).
-
-    The increment is not part of this statement: it must see the newest version of each
-    locked row (an expiry may have given a slot back just before the lock), which a second
-    part of the same statement, reading the first part's snapshot, would not. The insert's
-    statement starts after the locks are held, so it does.
-    """
-    names = {"item": Item._meta.db_table, "slot": AssignmentItem._meta.db_table,
-             "assignment": Assignment._meta.db_table}
-    names["limit"] = int(campaign.items_per_assignment)
-    params = [campaign.pk, worker.pk]
-    with connection.cursor() as cursor:
-        prepared.execute(cursor, _PICK_SQL.format(skip=" SKIP LOCKED",
-                                                  order="i.slots_taken, i.id", **names), params)
-        ids = [row[0] for row in cursor.fetchall()]
-        if not ids:  # every candidate locked by claims in flight: wait for them once
-            # Waiting, this claim may hold one row while it waits for the next: take them in
-            # id order, the order expiry locks items in, so the two never wait on each other
-            # in a cycle (a deadlock seen in CI with slots_taken order).
-            prepared.execute(cursor, _PICK_SQL.format(skip="", order="i.id", **names), params)
-            ids = [row[0] for row in cursor.fetchall()]
-    if not ids:
-        raise NoWorkAvailable("There is no more work for you in this campaign. Thank you!")
     return ids
 
 
@@ -458,50 +466,14 @@ def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
     )
     order = list(regular)
     for pk in controls:  # each control item at a random position among the regular ones
-        order.insert(random.randint(0, len(order)), pk)
-    if connection.vendor == "postgresql":
-        _insert_assignment_with_items_pg(assignment, order, take=regular)
-    else:
-        assignment.save(force_insert=True)
-        AssignmentItem.objects.bulk_create(
-            AssignmentItem(assignment=assignment, item_id=pk, position=i)
-            for i, pk in enumerate(order, start=1)
-        )
+        order.insert(random.randint(0, len(order)), pk)  # noqa: S311 (positions, not secrets)
+    assignment.save(force_insert=True)
+    AssignmentItem.objects.bulk_create(
+        AssignmentItem(assignment=assignment, item_id=pk, position=i)
+        for i, pk in enumerate(order, start=1)
+    )
     assignment.just_created = True  # its first item is the place to start (no query needed)
     return assignment
-
-
-def _insert_assignment_with_items_pg(assignment: Assignment, order: list[int],
-                                     take: list[int]) -> None:
-    """Take a slot on each of the locked regular items `take`, and insert the unsaved
-    assignment and its items (positions 1..n in `order`), in one statement, with the values
-    the ORM would insert (defaults, auto_now_add).
-
-    The increment is conditional (the database refuses to go past k even if a lock was
-    missed); if it did not take every slot, Conflict rolls the claim back, insert included.
-    """
-    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
-    values = [f.get_db_prep_save(f.pre_save(assignment, True), connection) for f in fields]
-    holds_slot = AssignmentItem._meta.get_field("holds_slot").get_default()
-    with connection.cursor() as cursor:
-        prepared.execute(
-            cursor,
-            f"WITH taken AS (UPDATE {Item._meta.db_table} SET slots_taken = slots_taken + 1 "  # noqa: S608 (names only)
-            "WHERE id = ANY(%s::bigint[]) AND slots_taken < slots_wanted RETURNING id), "
-            f"a AS (INSERT INTO {Assignment._meta.db_table} "
-            f"({', '.join(f.column for f in fields)}) VALUES ({', '.join(['%s'] * len(fields))}) "
-            f"RETURNING id), s AS (INSERT INTO {AssignmentItem._meta.db_table} "
-            "(assignment_id, item_id, position, holds_slot) "
-            "SELECT a.id, s.item_id, s.position, %s FROM a, "
-            "unnest(%s::bigint[], %s::integer[]) AS s(item_id, position) RETURNING 1) "
-            "SELECT (SELECT id FROM a), (SELECT count(*) FROM taken), (SELECT count(*) FROM s)",
-            [take, *values, holds_slot, order, list(range(1, len(order) + 1))])
-        assignment_id, taken, _ = cursor.fetchone()
-    if taken != len(take):
-        raise Conflict("The work changed while it was handed out; please try again.")
-    assignment.pk = assignment_id
-    assignment._state.adding = False
-    assignment._state.db = connection.alias
 
 
 # --- submitting, returning, expiring ---------------------------------------------------------

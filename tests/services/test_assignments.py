@@ -2,6 +2,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from campaigns.celery_tasks import task_expire_assignments
@@ -483,6 +484,22 @@ def test_a_claim_runs_a_small_fixed_number_of_queries(owner, django_assert_max_n
         assert assignment_claim(campaign=campaign, worker=w) == a
 
 
+@pytest.mark.postgres
+def test_on_postgresql_a_claim_is_one_statement(owner, django_assert_num_queries):
+    """The whole claim (lock, open assignment, limit, pick, slots, insert) is one call of
+    campaigns_claim; a resume adds the read of the open assignment."""
+    campaign = make_campaign(owner=owner, items_per_assignment=2, max_assignments_per_worker=5)
+    make_items(campaign, 10)
+    claim(campaign, "first")  # the lazy expiry check runs at most every few seconds
+    w = worker(campaign, "second")
+    # the call, plus the savepoint and its release around it in the test's transaction
+    with django_assert_num_queries(3):
+        a = assignment_claim(campaign=campaign, worker=w)
+    assert len(item_ids(a)) == 2 and a.just_created
+    with django_assert_num_queries(4):
+        assert assignment_claim(campaign=campaign, worker=w) == a
+
+
 def test_a_claim_costs_the_same_whatever_the_history(owner, django_assert_max_num_queries):
     campaign = make_campaign(owner=owner, annotations_per_item=1)
     make_items(campaign, 30)
@@ -502,16 +519,18 @@ def test_items_per_assignment_larger_than_the_campaign_gives_a_short_assignment(
 
 
 @pytest.mark.postgres
-def test_a_claim_that_cannot_take_every_slot_hands_out_nothing(owner, monkeypatch):
-    """The database refuses to go past k even if an item was picked without its lock: the
-    claim is rolled back whole (no assignment, no slot taken on the other items)."""
-    from campaigns.services import assignments
-
+def test_a_claim_that_cannot_take_every_slot_hands_out_nothing(owner):
+    """The database refuses to go past k even if a slot could not be taken after the pick:
+    the claim is rolled back whole (no assignment, no slot taken on the other items), and the
+    caller's transaction stays usable."""
     campaign = make_campaign(owner=owner, annotations_per_item=1, items_per_assignment=2)
-    full, free = make_items(campaign, 2)
-    Item.objects.filter(pk=full.pk).update(slots_taken=1)  # as if another claim took it
-    monkeypatch.setattr(assignments, "_pick_regular_items_pg",
-                        lambda campaign, worker: [full.pk, free.pk])
+    refused, free = make_items(campaign, 2)
+    with connection.cursor() as cursor:  # the slot update skips this item, as if it were full
+        cursor.execute(
+            "CREATE FUNCTION pg_temp.refuse_slot() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"BEGIN IF NEW.id = {int(refused.pk)} THEN RETURN NULL; END IF; RETURN NEW; END $$")
+        cursor.execute("CREATE TRIGGER refuse_slot BEFORE UPDATE ON campaigns_item "
+                       "FOR EACH ROW EXECUTE FUNCTION pg_temp.refuse_slot()")
     with pytest.raises(Conflict):
         claim(campaign)
     assert not Assignment.objects.exists() and not AssignmentItem.objects.exists()
