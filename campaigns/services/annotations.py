@@ -23,9 +23,8 @@ from ..selectors.assignments import (
 )
 from .assignments import (
     assignment_hand_in_locked,
-    hand_in_params,
-    hand_in_sql,
     hand_in_values,
+    new_row_json,
     unanswered_positions,
 )
 
@@ -56,18 +55,15 @@ def annotation_submit(*, assignment: Assignment, position: int, answers: dict,
     """
     schema = parse_schema_cached(assignment.campaign.schema)
     seconds_spent = _clean_seconds(seconds_spent)
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            locked, total, item = _locking_assignment_by_token_pg(assignment.token, position)
-            status, deadline = locked.status, locked.deadline
-        else:
-            slot = _slot_locking_assignment(assignment, position)
-            status, deadline, item = slot.assignment.status, slot.assignment.deadline, slot.item
-            total = None
+    if connection.vendor == "postgresql":
+        read, item = _assignment_at_pg(assignment.token, position)
+        _check_open(read.status, read.deadline)
+        return _save_pg(assignment, item, _values(schema, item, answers, seconds_spent))
+    with transaction.atomic():  # SQLite: the same steps through the ORM
+        slot = _slot_locking_assignment(assignment, position)
+        status, deadline, item = slot.assignment.status, slot.assignment.deadline, slot.item
         _check_open(status, deadline)
         values = _values(schema, item, answers, seconds_spent)
-        if connection.vendor == "postgresql":
-            return AnnotationSaved(*_save_pg(assignment, item, values, total))
         annotation, created = _upsert(assignment, item, values)
         if created and not item.control:
             # Control items hold no slot, so their counter stays 0 (the check constraint).
@@ -87,11 +83,11 @@ def annotation_submit_at(
     seconds_spent: float | None = None,
 ) -> tuple[Assignment, AnnotationSaved]:
     """annotation_submit for the item pages, which know the assignment by its token: the
-    statement that locks the assignment also reads it (campaign and worker attached), and
+    read that finds the item also reads the assignment (campaign and worker attached), and
     the answers are read from the request by `read_answers(schema)` once the schema is known.
 
-    One read fewer per saved answer on PostgreSQL. Raises as annotation_submit, and
-    ServiceError 404 for an unknown token as for a position outside the assignment.
+    Raises as annotation_submit, and ServiceError 404 for an unknown token as for a position
+    outside the assignment.
     """
     if connection.vendor != "postgresql":
         assignment = assignment_by_token(token=token)
@@ -101,12 +97,11 @@ def annotation_submit_at(
         return assignment, annotation_submit(assignment=assignment, position=position,
                                              answers=answers, seconds_spent=seconds_spent)
     seconds_spent = _clean_seconds(seconds_spent)
-    with transaction.atomic():
-        assignment, total, item = _locking_assignment_by_token_pg(token, position)
-        _check_open(assignment.status, assignment.deadline)
-        schema = parse_schema_cached(assignment.campaign.schema)
-        values = _values(schema, item, read_answers(schema), seconds_spent)
-        return assignment, AnnotationSaved(*_save_pg(assignment, item, values, total))
+    assignment, item = _assignment_at_pg(token, position)
+    _check_open(assignment.status, assignment.deadline)  # a clear answer before validating
+    schema = parse_schema_cached(assignment.campaign.schema)
+    values = _values(schema, item, read_answers(schema), seconds_spent)
+    return assignment, _save_pg(assignment, item, values)
 
 
 def _values(schema: TaskSchema, item: Item, answers: dict, seconds_spent: float | None) -> dict:
@@ -117,118 +112,65 @@ def _values(schema: TaskSchema, item: Item, answers: dict, seconds_spent: float 
     return {"answers": cleaned, "seconds_spent": seconds_spent, "control_passed": passed}
 
 
-_SAVE_SQL: dict[tuple[bool, bool], str] = {}
+_SAVE_SQL = ("SELECT outcome, status, deadline, annotation_id, created_at, handed_in "
+             "FROM campaigns_save_answer(%s, %s, %s, %s::jsonb, %s, %s, %s)")
 
 
-def _save_sql(count: bool, hand_in: bool) -> str:
-    """INSERT the annotation unless it exists, in one statement with (`count`) the item's
-    counter, only if a row was inserted, and (`hand_in`) the assignment's hand-in."""
-    key = (count, hand_in)
-    if key not in _SAVE_SQL:
-        fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
-        sql = (f"WITH ins AS (INSERT INTO {Annotation._meta.db_table} "  # noqa: S608 (names only)
-               f"({', '.join(f.column for f in fields)}) VALUES "
-               f"({', '.join(['%s'] * len(fields))}) "
-               "ON CONFLICT (assignment_id, item_id) DO NOTHING RETURNING id)")
-        if count:
-            sql += (f", counted AS (UPDATE {Item._meta.db_table} SET annotations_done = "  # noqa: S608 (names only)
-                    "annotations_done + 1 WHERE id = %s AND EXISTS (SELECT 1 FROM ins))")
-        if hand_in:
-            sql += f", handed AS ({hand_in_sql()})"
-        _SAVE_SQL[key] = sql + " SELECT id FROM ins"  # noqa: S608 (names only)
-    return _SAVE_SQL[key]
-
-
-def _save_pg(assignment: Assignment, item: Item, values: dict,
-             total: int) -> tuple[Annotation, bool]:
-    """The save on PostgreSQL in plain SQL, the assignment locked by the caller.
-
-    A first save is one statement: the insert, the item's counter (regular items: control
-    items hold no slot) and, for a one-item assignment, the hand-in. A repeat (the insert
-    found the row) updates it. An assignment of several items is handed in by one more
-    statement if no item is left unanswered.
+def _save_pg(assignment: Assignment, item: Item, values: dict) -> AnnotationSaved:
+    """The save as one call of the database function campaigns_save_answer (migration 0009):
+    lock the assignment, check it is open, insert the annotation (a repeat updates it), count
+    it on a regular item, and hand the assignment in if no item is left unanswered.
     """
     hand_in = hand_in_values(assignment)
     annotation = Annotation(campaign_id=assignment.campaign_id, assignment_id=assignment.pk,
                             item=item, worker_id=assignment.worker_id, **values)
-    fields = [f for f in Annotation._meta.concrete_fields if not f.primary_key]
-    params = [f.get_db_prep_save(f.pre_save(annotation, True), connection) for f in fields]
-    count = not item.control
-    if count:
-        params.append(item.pk)
-    if total == 1:  # its only item, saved now: the work is complete
-        params += hand_in_params(assignment, hand_in)
     with connection.cursor() as cursor:
-        prepared.execute(cursor, _save_sql(count, total == 1), params)
-        row = cursor.fetchone()
-        if row is not None:
-            annotation.pk = row[0]
-            annotation._state.adding = False
-            annotation._state.db = connection.alias
-        else:  # saved before: the answers change, the counter does not
-            annotation = _update_pg(cursor, assignment, item, values)
-        if total == 1:
-            handed_in = True
-        else:
-            prepared.execute(cursor, hand_in_sql(if_complete=True),
-                             hand_in_params(assignment, hand_in, if_complete=True))
-            handed_in = cursor.rowcount == 1
+        prepared.execute(cursor, _SAVE_SQL, [
+            assignment.pk, item.pk, timezone.now(), new_row_json(annotation),
+            not item.control, hand_in["submitted_at"], hand_in["completion_code"]])
+        outcome, status, deadline, annotation_id, created_at, handed_in = cursor.fetchone()
+    if outcome == "gone":
+        raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
+    if outcome == "closed":  # submitted, returned or expired since it was read
+        _check_open(status, deadline)
+        raise Conflict("This assignment is closed; its answers can no longer change.")
+    annotation.pk, annotation.created_at = annotation_id, created_at
+    annotation._state.adding = False
+    annotation._state.db = connection.alias
     if handed_in:
         for name, value in hand_in.items():
             setattr(assignment, name, value)
-    return annotation, handed_in
+    return AnnotationSaved(annotation, handed_in)
 
 
-def _update_pg(cursor, assignment: Assignment, item: Item, values: dict) -> Annotation:
-    names = [*values, "updated_at"]
-    fields = [Annotation._meta.get_field(name) for name in names]
-    probe = Annotation(**values)
-    params = [f.get_db_prep_save(f.pre_save(probe, False), connection) for f in fields]
-    cursor.execute(
-        f"UPDATE {Annotation._meta.db_table} an SET "  # noqa: S608 (names only)
-        f"{', '.join(f'{f.column} = %s' for f in fields)} "
-        f"WHERE an.assignment_id = %s AND an.item_id = %s "
-        f"RETURNING {model_columns(Annotation, 'an')}",
-        [*params, assignment.pk, item.pk])
-    annotation = model_from_row(connections[DEFAULT_DB_ALIAS], Annotation,
-                                list(cursor.fetchone()))
-    annotation.item = item
-    return annotation
+_BY_TOKEN_SQL: list[str] = []
 
 
-_LOCK_BY_TOKEN_SQL: list[str] = []
+def _assignment_at_pg(token: str, position: int) -> tuple[Assignment, Item]:
+    """(assignment with campaign, worker and item_count, the item at `position`), one read.
 
-
-def _locking_assignment_by_token_pg(token: str, position: int) -> tuple[Assignment, int, Item]:
-    """(assignment with campaign and worker, number of items, item at `position`), the
-    assignment row locked (one query).
-
-    _slot_locking_assignment's query written out (FOR NO KEY UPDATE OF the assignment), so
-    that saving an answer compiles no ORM query. After the lock the row read is the newest
-    version (PostgreSQL rechecks a locked row), so its status and deadline are current; the
-    number of items never changes after the claim, so this statement's snapshot is enough.
+    Not locked: the save's function locks the assignment and checks its status again.
     """
-    if not _LOCK_BY_TOKEN_SQL:
+    if not _BY_TOKEN_SQL:
         columns, joins = assignment_columns()
-        _LOCK_BY_TOKEN_SQL.append(
+        _BY_TOKEN_SQL.append(
             f"SELECT {columns}, (SELECT COUNT(*) FROM "  # noqa: S608 (names from the models)
             f"{AssignmentItem._meta.db_table} n WHERE n.assignment_id = a.id), "
             f"{model_columns(Item, 'i')} FROM {AssignmentItem._meta.db_table} ai "
             f"JOIN {Assignment._meta.db_table} a ON a.id = ai.assignment_id {joins} "
             f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
-            "WHERE a.token = %s AND ai.position = %s FOR NO KEY UPDATE OF a")
+            "WHERE a.token = %s AND ai.position = %s")
     row = None
     if token and len(token) <= 64:
         with connection.cursor() as cursor:
-            prepared.execute(cursor, _LOCK_BY_TOKEN_SQL[0], [token, position])
+            prepared.execute(cursor, _BY_TOKEN_SQL[0], [token, position])
             row = cursor.fetchone()
     if row is None:
         raise ServiceError(f"This assignment has no item {position}.", code="not_found",
                            status=404)
     assignment, (total, *item_values) = assignment_from_row(list(row))
     assignment.item_count = int(total)
-    return (assignment, int(total),
-            model_from_row(connections[DEFAULT_DB_ALIAS], Item, item_values))
+    return assignment, model_from_row(connections[DEFAULT_DB_ALIAS], Item, item_values)
 
 
 def _slot_locking_assignment(assignment: Assignment, position: int) -> AssignmentItem:

@@ -34,7 +34,7 @@ from django.db import (
     connections,
     transaction,
 )
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, JSONField, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from .. import prepared
@@ -52,9 +52,8 @@ __all__ = [
     "assignment_return",
     "assignment_submit",
     "assignments_expire",
-    "hand_in_params",
-    "hand_in_sql",
     "hand_in_values",
+    "new_row_json",
     "unanswered_positions",
     "worker_get_or_create",
     "worker_record_consent",
@@ -262,12 +261,10 @@ def _claim_pg(campaign: Campaign, worker: Worker, now: datetime,
         deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
         **platform_ids,
     )
-    row = {f.column: f.get_db_prep_save(f.pre_save(assignment, True), connection)
-           for f in Assignment._meta.concrete_fields if not f.primary_key}
     params = [worker.pk, now, campaign.items_per_assignment,
               campaign.max_assignments_per_worker, controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)
-              json.dumps(row, default=_json_value),
+              new_row_json(assignment),
               AssignmentItem._meta.get_field("holds_slot").get_default()]
     try:
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
@@ -294,8 +291,23 @@ def _claim_pg(campaign: Campaign, worker: Worker, now: datetime,
     raise NoWorkAvailable(NO_WORK_MESSAGE)
 
 
+def new_row_json(instance: Model) -> str:
+    """An unsaved instance's columns except its id, with the values the ORM would insert
+    (defaults, auto_now), as the JSON object PostgreSQL's jsonb_populate_record reads (the
+    database functions insert rows with it, whatever the table's column order)."""
+    row = {}
+    for field in type(instance)._meta.concrete_fields:
+        if field.primary_key:
+            continue
+        value = field.pre_save(instance, True)
+        # JSON columns go in as JSON; the rest as the ORM would send them.
+        row[field.column] = (value if isinstance(field, JSONField)
+                             else field.get_db_prep_save(value, connection))
+    return json.dumps(row, default=_json_value)
+
+
 def _json_value(value):
-    """Datetimes (the assignment's timestamps) as ISO text, microseconds kept."""
+    """Datetimes as ISO text (microseconds kept)."""
     if isinstance(value, datetime):
         return value.isoformat()
     raise TypeError(f"{type(value).__name__} is not JSON serialisable")
@@ -521,8 +533,13 @@ def assignment_hand_in_locked(assignment: Assignment) -> None:
             setattr(assignment, name, value)
         assignment.save(update_fields=list(values))
         return
-    with connection.cursor() as cursor:  # plain SQL: no ORM compilation on the hot path
-        prepared.execute(cursor, hand_in_sql(), hand_in_params(assignment, values))
+    with connection.cursor() as cursor:  # plain SQL: no ORM compilation
+        prepared.execute(
+            cursor,
+            f"UPDATE {Assignment._meta.db_table} SET status = %s, submitted_at = %s, "  # noqa: S608 (names only)
+            "completion_code = %s WHERE id = %s",
+            [str(values["status"]), values["submitted_at"], values["completion_code"],
+             assignment.pk])
     for name, value in values.items():
         setattr(assignment, name, value)
 
@@ -531,28 +548,6 @@ def hand_in_values(assignment: Assignment) -> dict:
     """What handing the assignment in sets (not applied): status, time, completion code."""
     return {"status": Assignment.Status.SUBMITTED, "submitted_at": timezone.now(),
             "completion_code": completion_code_for(assignment)}
-
-
-def hand_in_sql(*, if_complete: bool = False) -> str:
-    """The UPDATE that hands an assignment in (params: hand_in_params), on PostgreSQL.
-
-    `if_complete`: only if every item has an annotation (the row count says whether it did;
-    the check runs in the UPDATE's own snapshot, so under the assignment's lock it sees every
-    committed save of the assignment).
-    """
-    sql = (f"UPDATE {Assignment._meta.db_table} SET status = %s, submitted_at = %s, "  # noqa: S608 (names only)
-           "completion_code = %s WHERE id = %s")
-    if if_complete:
-        sql += (f" AND NOT EXISTS (SELECT 1 FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names only)
-                f"WHERE ai.assignment_id = %s AND NOT EXISTS (SELECT 1 FROM "
-                f"{Annotation._meta.db_table} an WHERE an.assignment_id = ai.assignment_id "
-                "AND an.item_id = ai.item_id))")
-    return sql
-
-
-def hand_in_params(assignment: Assignment, values: dict, *, if_complete: bool = False) -> list:
-    return [str(values["status"]), values["submitted_at"], values["completion_code"],
-            assignment.pk, *([assignment.pk] if if_complete else [])]
 
 
 _REFRESHED = ("status", "deadline", "submitted_at", "completion_code")

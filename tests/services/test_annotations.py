@@ -169,15 +169,14 @@ def test_saving_an_answer_runs_a_few_queries(assignment, django_assert_max_num_q
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the PostgreSQL path")
-def test_on_postgresql_a_one_item_assignment_is_saved_and_handed_in_in_one_statement(
-        owner, django_assert_num_queries):
+def test_on_postgresql_a_save_is_a_read_and_one_statement(owner, django_assert_num_queries):
     campaign = make_campaign(owner=owner, items_per_assignment=1)
     make_items(campaign, 1)
     worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
     assignment = assignment_claim(campaign=campaign, worker=worker)
-    # the lock (with the number of items), then insert + counter + hand-in in one statement
-    # (+ savepoint and release in the test's transaction)
-    with django_assert_num_queries(4):
+    # the read (assignment and item), then lock + insert + counter + hand-in in one call of
+    # campaigns_save_answer; no transaction of its own
+    with django_assert_num_queries(2):
         result = save(assignment)
     assert result.handed_in and result.annotation.pk == Annotation.objects.get().pk
     assert Item.objects.get().annotations_done == 1
@@ -264,10 +263,10 @@ def _reader(answers, calls):
 def test_saving_by_token_reads_the_answers_with_the_campaigns_schema(assignment,
                                                                      django_assert_num_queries):
     calls = []
-    # PostgreSQL: the statement that locks the assignment reads it, one saves the answer, one
-    # hands in if nothing is left (inside a savepoint here: the test's transaction).
+    # PostgreSQL: one read (assignment, campaign, worker, item), then one call that locks,
+    # saves and hands in if nothing is left (campaigns_save_answer).
     postgres = connection.vendor == "postgresql"
-    with django_assert_num_queries(5 if postgres else 9):
+    with django_assert_num_queries(2 if postgres else 9):
         found, saved = annotation_submit_at(token=assignment.token, position=1,
                                             read_answers=_reader(ANSWERS, calls),
                                             seconds_spent=3)
