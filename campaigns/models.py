@@ -101,7 +101,9 @@ class Item(models.Model):
         ATTENTION = "attention", "Attention check"
         GOLD = "gold", "Gold item (expected answers)"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    # No index of its own: item_campaign_control and the external-id constraint lead with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items",
+                                 db_index=False)
     external_id = models.CharField(max_length=200)
     system = models.CharField(max_length=200, blank=True, db_index=True)
     data = models.JSONField(default=dict)
@@ -161,7 +163,9 @@ class Worker(models.Model):
         ACCOUNT = "account", "Site account"
         LLM = "llm", "LLM judge"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="workers")
+    # No index of its own: worker_unique_per_campaign leads with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="workers",
+                                 db_index=False)
     platform = models.CharField(max_length=10, choices=Platform.choices)
     platform_id = models.CharField(max_length=200)
     intake = models.JSONField(null=True, blank=True, help_text="Answers to the intake questions.")
@@ -192,8 +196,12 @@ class Assignment(models.Model):
         EXPIRED = "expired", "Expired"
         RETURNED = "returned", "Returned"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments")
-    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
+    # No indexes of their own: assignment_by_status and assignment_worker_status lead with
+    # them (every claim inserts and every hand-in rewrites all of the row's index entries).
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="assignments",
+                                 db_index=False)
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments",
+                               db_index=False)
     token = models.CharField(max_length=64, unique=True, default=new_token, editable=False)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     items = models.ManyToManyField(Item, through="AssignmentItem", related_name="assignments")
@@ -234,7 +242,9 @@ class Assignment(models.Model):
 class AssignmentItem(models.Model):
     """An item's place in an assignment (1-based position, the order the worker sees)."""
 
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="slots")
+    # No index of its own: both unique constraints lead with it.
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="slots",
+                                   db_index=False)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="slots")
     position = models.PositiveIntegerField()
     # False once the slot was given back (assignment expired before this item was answered).
@@ -261,11 +271,16 @@ class AssignmentItem(models.Model):
 class Annotation(models.Model):
     """One worker's answers for one item in one assignment; a repeated submit updates it."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="annotations")
+    # campaign, assignment and item have no index of their own: annotation_campaign_id, the
+    # (assignment, item) constraint and annotation_item lead with them (fewer indexes for
+    # every saved answer to update).
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="annotations",
+                                 db_index=False)
     assignment = models.ForeignKey(
-        Assignment, on_delete=models.CASCADE, related_name="annotations"
+        Assignment, on_delete=models.CASCADE, related_name="annotations", db_index=False
     )
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations",
+                             db_index=False)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="annotations")
     answers = models.JSONField(default=dict)
     seconds_spent = models.FloatField(null=True, blank=True)
