@@ -8,7 +8,19 @@
 
 from django.db import migrations
 
-CLAIM_FUNCTION = """
+# The candidates: regular items of the campaign with a slot free that the worker has not seen.
+PICK = """
+        SELECT i.id FROM campaigns_item i
+         WHERE i.campaign_id = v_campaign AND i.control = ''
+           AND i.slots_taken < i.slots_wanted
+           AND p_worker <> ALL (SELECT a.worker_id FROM campaigns_assignmentitem ai
+                                  JOIN campaigns_assignment a ON a.id = ai.assignment_id
+                                 WHERE ai.item_id = i.id)
+         ORDER BY {order}
+         LIMIT p_items
+           FOR NO KEY UPDATE{skip}"""
+
+CLAIM_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION campaigns_claim(
     p_worker bigint,                  -- the worker claiming (locked for the whole claim)
     p_now timestamptz,
@@ -73,30 +85,12 @@ BEGIN
     -- instead of queueing on the same ones. "Not seen" is `worker <> ALL (the workers of
     -- the item's assignments)`, a probe per candidate through the index on the item, never
     -- a read of the worker's whole history (NOT EXISTS can become an anti-join that does).
-    v_items := ARRAY(
-        SELECT i.id FROM campaigns_item i
-         WHERE i.campaign_id = v_campaign AND i.control = ''
-           AND i.slots_taken < i.slots_wanted
-           AND p_worker <> ALL (SELECT a.worker_id FROM campaigns_assignmentitem ai
-                                  JOIN campaigns_assignment a ON a.id = ai.assignment_id
-                                 WHERE ai.item_id = i.id)
-         ORDER BY i.slots_taken, i.id
-         LIMIT p_items
-           FOR NO KEY UPDATE SKIP LOCKED);
+    v_items := ARRAY({PICK.format(order="i.slots_taken, i.id", skip=" SKIP LOCKED")});
     IF cardinality(v_items) = 0 THEN
         -- Every candidate is locked by claims in flight (some may roll back): wait for them
         -- rather than wrongly answer "no more work", locking in id order as expiry does,
         -- so the two never wait on each other in a cycle.
-        v_items := ARRAY(
-            SELECT i.id FROM campaigns_item i
-             WHERE i.campaign_id = v_campaign AND i.control = ''
-               AND i.slots_taken < i.slots_wanted
-               AND p_worker <> ALL (SELECT a.worker_id FROM campaigns_assignmentitem ai
-                                      JOIN campaigns_assignment a ON a.id = ai.assignment_id
-                                     WHERE ai.item_id = i.id)
-             ORDER BY i.id
-             LIMIT p_items
-               FOR NO KEY UPDATE);
+        v_items := ARRAY({PICK.format(order="i.id", skip="")});
     END IF;
     IF cardinality(v_items) = 0 THEN
         RETURN QUERY SELECT 'no_work'::text, NULL::text, NULL::bigint;
