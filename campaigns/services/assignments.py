@@ -255,12 +255,7 @@ def _claim_pg(campaign: Campaign, worker: Worker, now: datetime,
     that a Conflict leaves the caller's transaction usable.
     """
     controls = _pick_control_items(campaign, worker)  # read-only: needs no lock
-    assignment = Assignment(
-        campaign=campaign,
-        worker=worker,
-        deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
-        **platform_ids,
-    )
+    assignment = _new_assignment(campaign, worker, now, platform_ids)
     params = [worker.pk, now, campaign.items_per_assignment,
               campaign.max_assignments_per_worker, controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)
@@ -289,6 +284,13 @@ def _claim_pg(campaign: Campaign, worker: Worker, now: datetime,
     if outcome == "limit":
         raise _limit_reached(campaign)
     raise NoWorkAvailable(NO_WORK_MESSAGE)
+
+
+def _new_assignment(campaign: Campaign, worker: Worker, now: datetime,
+                    platform_ids: dict) -> Assignment:
+    """The unsaved assignment a claim hands out (its token and defaults set by the model)."""
+    return Assignment(campaign=campaign, worker=worker, **platform_ids,
+                      deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes))
 
 
 def new_row_json(instance: Model) -> str:
@@ -470,12 +472,7 @@ def _update_platform_ids(assignment: Assignment, platform_ids: dict) -> Assignme
 
 def _create_assignment(campaign: Campaign, worker: Worker, regular: list[int],
                        controls: list[int], now: datetime, platform_ids: dict) -> Assignment:
-    assignment = Assignment(
-        campaign=campaign,
-        worker=worker,
-        deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes),
-        **platform_ids,
-    )
+    assignment = _new_assignment(campaign, worker, now, platform_ids)
     order = list(regular)
     for pk in controls:  # each control item at a random position among the regular ones
         order.insert(random.randint(0, len(order)), pk)  # noqa: S311 (positions, not secrets)
