@@ -26,12 +26,10 @@ from contextlib import nullcontext
 from datetime import datetime, timedelta
 
 from django.db import (
-    DEFAULT_DB_ALIAS,
     DatabaseError,
     IntegrityError,
     OperationalError,
     connection,
-    connections,
     transaction,
 )
 from django.db.models import Exists, F, JSONField, Model, OuterRef, Q, QuerySet
@@ -41,7 +39,7 @@ from .. import prepared
 from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import SchemaInvalid, parse_questions, validate_answers
-from ..selectors.assignments import model_columns, model_from_row, worker_by_platform_id
+from ..selectors.assignments import worker_by_platform_id, worker_open_assignment
 from .completion import completion_code_for
 
 __all__ = [
@@ -232,7 +230,7 @@ def _claim(campaign: Campaign, worker: Worker, now: datetime,
         status = _lock_worker_and_read_status(worker)
         if status != Campaign.Status.LIVE:  # paused or closed since the caller loaded it
             raise NotLive(NOT_LIVE_MESSAGES.get(str(status), NOT_LIVE_MESSAGES["closed"]))
-        current = _open_assignment(worker, now)
+        current = worker_open_assignment(worker=worker)
         if current is not None:  # a returning worker resumes where they were
             return _update_platform_ids(current, platform_ids)
         _check_worker_limit(campaign, worker, now)
@@ -324,20 +322,6 @@ def _lock_worker_and_read_status(worker: Worker) -> str | None:
     Worker.objects.filter(pk=worker.pk).update(id=F("id"))
     return Campaign.objects.filter(pk=worker.campaign_id).values_list(
         "status", flat=True).first()
-
-
-def _open_assignment(worker: Worker, now: datetime) -> Assignment | None:
-    """The worker's newest active assignment before its deadline (plain SQL: the usual
-    answer, none, costs no ORM compilation)."""
-    with connection.cursor() as cursor:
-        prepared.execute(
-            cursor,
-            f"SELECT {model_columns(Assignment, 'a')} FROM {Assignment._meta.db_table} a "  # noqa: S608 (names only)
-            "WHERE a.worker_id = %s AND a.status = %s AND a.deadline > %s "
-            "ORDER BY a.id DESC LIMIT 1",
-            [worker.pk, str(OPEN), connection.ops.adapt_datetimefield_value(now)])
-        row = cursor.fetchone()
-    return model_from_row(connections[DEFAULT_DB_ALIAS], Assignment, list(row)) if row else None
 
 
 def _check_worker_limit(campaign: Campaign, worker: Worker, now: datetime) -> None:

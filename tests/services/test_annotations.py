@@ -183,6 +183,25 @@ def test_on_postgresql_a_save_is_a_read_and_one_statement(owner, django_assert_n
     assert Assignment.objects.get().status == "submitted"
 
 
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the PostgreSQL path")
+@pytest.mark.parametrize("status", ["returned", "submitted", "expired"])
+def test_on_postgresql_an_assignment_closed_after_it_was_read_takes_no_answer(
+        assignment, monkeypatch, status):
+    """The save re-checks the assignment under its lock: a return, hand-in or expiry that
+    commits between the read and the save wins, and nothing is stored or counted."""
+    from campaigns.services import annotations
+
+    read = annotations._assignment_at_pg(assignment.token, 1)  # still active here
+    Assignment.objects.filter(pk=assignment.pk).update(status=status)
+    monkeypatch.setattr(annotations, "_assignment_at_pg", lambda token, position: read)
+    with pytest.raises(Conflict):
+        annotation_submit_at(token=assignment.token, position=1,
+                             read_answers=lambda schema: ANSWERS)
+    assert not Annotation.objects.exists()
+    assert not Item.objects.filter(annotations_done__gt=0).exists()
+    assert Assignment.objects.get(pk=assignment.pk).status == status
+
+
 # --- control items ---------------------------------------------------------------------------
 
 def control_assignment(owner, schema, gold, tolerance=None, control="attention"):
