@@ -26,7 +26,9 @@ What it does, all on 127.0.0.1:
   its assignment is submitted, no item has more than k annotations and the counters agree;
 - repeats N=64 with a 200,000-item campaign and prints the ratio of the two rates.
 Before each run the tables the runs write are vacuumed when PostgreSQL's autovacuum is off
-(it is on by default; this machine's CI configuration turns it off).
+(it is on by default; this machine's CI configuration turns it off), and during a run they are
+analyzed whenever autovacuum's own rule says so (AutoAnalyze): without that, a run starting on
+nearly empty tables keeps query plans made for a few rows.
 """
 from __future__ import annotations
 
@@ -392,11 +394,58 @@ def vacuum() -> None:
         cursor.execute(f"VACUUM (ANALYZE) {', '.join(WRITTEN_TABLES)}")
 
 
+class AutoAnalyze(threading.Thread):
+    """ANALYZE a written table during a run whenever autovacuum's own rule says it is due.
+
+    PostgreSQL analyzes a table once more rows changed since its last ANALYZE than
+    autovacuum_analyze_threshold + autovacuum_analyze_scale_factor x its rows (50 + 10% by
+    default); an ANALYZE also makes the sessions re-plan their cached statements. With
+    autovacuum off (this machine), a run that starts on tables analyzed while nearly empty
+    would keep plans made for a few rows (sequential scans of the assignment tables inside
+    the prepared statements and the foreign-key checks: every request slower as the run
+    inserts thousands of rows). This thread applies the same rule every second (autovacuum
+    checks once a minute by default); it does nothing when autovacuum is on.
+    """
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.halt = threading.Event()
+        self.analyzed: list[str] = []
+
+    def run(self) -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW autovacuum")
+                if cursor.fetchone()[0] == "on":
+                    return
+                while not self.halt.wait(1.0):
+                    cursor.execute(
+                        "SELECT s.relname FROM pg_stat_user_tables s "
+                        "JOIN pg_class c ON c.oid = s.relid WHERE s.relname = ANY(%s) AND "
+                        "s.n_mod_since_analyze > current_setting("
+                        "'autovacuum_analyze_threshold')::float8 + current_setting("
+                        "'autovacuum_analyze_scale_factor')::float8 * GREATEST(c.reltuples, 0)",
+                        [list(WRITTEN_TABLES)])
+                    for (table,) in cursor.fetchall():
+                        cursor.execute(f"ANALYZE {table}")
+                        self.analyzed.append(table)
+        finally:
+            connection.close()
+
+    def stop(self) -> list[str]:
+        self.halt.set()
+        self.join()
+        return self.analyzed
+
+
 def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: list) -> float:
     vacuum()
     stop = threading.Event()
+    analyze = AutoAnalyze()
+    analyze.start()
     timings, results, elapsed, cpu = run(worker_loop, n, seconds, port, slug=campaign.slug,
                                          stop=stop)
+    analyzed = analyze.stop()
     rate = len(results["submitted"]) / elapsed
     all_submitted += results["submitted"]
     errors = results["errors"]
@@ -417,6 +466,10 @@ def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: 
           " ms per submission")
     report_latencies(timings, KINDS)
     report_latencies(timings, [ENTRY])
+    if analyzed:
+        counts = ", ".join(f"{t.removeprefix('campaigns_')} {analyzed.count(t)}"
+                           for t in dict.fromkeys(analyzed))
+        print(f"    ANALYZE during the run (autovacuum's rule, autovacuum being off): {counts}")
     return rate
 
 
