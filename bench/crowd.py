@@ -176,7 +176,7 @@ class Client:
     connection after each response, so each request opens one; a response is read to its
     Content-Length, or to the end of the connection when it has none.
 
-    The client half-closes its side once the request is sent. Gunicorn (from version 27)
+    The client half-closes its side once the request is sent. Gunicorn 27 (23 did not)
     lingers after each response until the client's side closes; 64 client threads sharing
     one interpreter lock are slow to get to that close, and the sync worker would sit idle
     meanwhile (6-7% of its time in a sampling profile at N=64), which a proxy such as nginx,
