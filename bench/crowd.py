@@ -395,10 +395,14 @@ def vacuum() -> None:
     autovacuum off (as this machine's is) would make each run pay for all earlier ones.
     """
     with connection.cursor() as cursor:
-        cursor.execute("SHOW autovacuum")
-        if cursor.fetchone()[0] == "on":
+        if autovacuum_on(cursor):
             return
         cursor.execute(f"VACUUM (ANALYZE) {', '.join(WRITTEN_TABLES)}")
+
+
+def autovacuum_on(cursor) -> bool:
+    cursor.execute("SHOW autovacuum")
+    return cursor.fetchone()[0] == "on"
 
 
 class AutoAnalyze(threading.Thread):
@@ -422,8 +426,7 @@ class AutoAnalyze(threading.Thread):
     def run(self) -> None:
         try:
             with connection.cursor() as cursor:
-                cursor.execute("SHOW autovacuum")
-                if cursor.fetchone()[0] == "on":
+                if autovacuum_on(cursor):
                     return
                 while not self.halt.wait(1.0):
                     cursor.execute(
