@@ -4,6 +4,7 @@ Whatever writes the annotations (the worker pages' service, repeated submits tha
 answer, erasure, deletes, bulk inserts, many connections at once), the tally of every item
 is what counting its annotations gives; attention/gold items and LLM judges are left out.
 """
+import json
 import threading
 from collections import Counter, defaultdict
 
@@ -190,3 +191,21 @@ def test_many_connections_rating_the_same_items_at_once_keep_tallies_exact(owner
     assert saved >= 16 and saved == sum(i.annotations_done for i in campaign.items.all())
     assert_exact(campaign)
     assert sum(sum(t["sentiment"].values()) for t in stored(campaign).values()) == saved
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("tally", "change", "merged"), [
+    (None, {"q": {"3": 1}}, {"q": {"3": 1}}),                       # an item's first rating
+    ({"q": {"3": 1}}, {"q": {"3": 1, "4": 1}}, {"q": {"3": 2, "4": 1}}),
+    ({"q": {"3": 2, "4": 1}}, {"q": {"4": -1}}, {"q": {"3": 2}}),   # a count at 0 is dropped
+    ({"q": {"3": 1}, "r/C1": {"0": 1}}, {"q": {"3": -1}}, {"r/C1": {"0": 1}}),  # so is its part
+    ({"q": {"3": 1}}, {"q": {"3": -1}}, {}),
+    ({"q": {"3": 1}}, None, {"q": {"3": 1}}),
+    ({"q": {"3": 1}}, {"r/C2": {"1": 1}}, {"q": {"3": 1}, "r/C2": {"1": 1}}),
+])
+def test_the_merge_adds_key_by_key_and_drops_what_reaches_zero(tally, change, merged):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT campaigns_tally_merge(%s::jsonb, %s::jsonb)",
+                       [None if tally is None else json.dumps(tally),
+                        None if change is None else json.dumps(change)])
+        assert json.loads(cursor.fetchone()[0]) == merged
