@@ -19,7 +19,8 @@ What it does, all on 127.0.0.1:
   in; 302 to the done page). 3 requests per submission; the campaign sets no limit on
   assignments per worker;
 - in the same run and through the same server, N threads POSTing to a trivial Django view
-  that does one INSERT (the ceiling for this machine);
+  that does one INSERT (the ceiling for this machine), and the ratio of the two rates: the
+  one-INSERT rate another machine would need for 300 submissions/s at the same ratio;
 - prints submissions/s, the CPU per submission of gunicorn, PostgreSQL and this client, and
   p50/p95/p99 per request kind (the entry GETs separately, outside the per-submission
   figures), then verifies every successful submit is stored exactly once,
@@ -565,7 +566,11 @@ def main() -> int:
         rates = {}
         for n in [int(x) for x in args.n.split(",")]:
             rates[n] = crowd(small, n, args.seconds, args.port, submitted)
-            ceiling(n, min(args.seconds, 10), args.port)
+            ceiling_rate = ceiling(n, min(args.seconds, 10), args.port)
+            # The same ratio on another machine predicts its rate from its one-INSERT figure.
+            share = rates[n] / ceiling_rate
+            print(f"    {share:.3f} submissions per one-INSERT request: 300 submissions/s "
+                  f"would need a one-INSERT rate of {300 / share:,.0f} requests/s")
         ok &= verify(small, submitted)
         if args.big_items:
             stop_gunicorn(proc)
