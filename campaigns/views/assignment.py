@@ -131,7 +131,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)
     return HttpResponseRedirect(item_url(assignment, position + 1) if position < total
-                    else finish_url(assignment))
+                                else finish_url(assignment))
 
 
 def _render_item(request, assignment, page, *, values=None, errors=None, status=200):
