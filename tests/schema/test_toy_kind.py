@@ -9,7 +9,6 @@ from collections import Counter
 from typing import Any, ClassVar, Literal
 
 import pytest
-from django.urls import reverse
 from pydantic import Field
 
 from campaigns.models import Annotation, Item
