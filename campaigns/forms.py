@@ -2,14 +2,13 @@
 
 Answers are read with each kind's `form_value()` and checked by the schema engine
 (`validate_answers`) in the services; nothing from `request.POST` reaches the ORM unchecked.
-`question_fields()` turns questions, current values and errors into what the per-kind
-template partials (templates/campaigns/questions/<kind>.html) display.
+`question_fields()` turns questions, current values and errors into what each kind's
+template partial (its `template`, given the field as `f`) displays.
 """
 from __future__ import annotations
 
 import re
 import time
-from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,20 +17,11 @@ from django.core import signing
 
 from .rendering import render_markdown
 from .schema import BaseQuestion
+from .schema.base import dom_id, field_name
 
-FIELD_PREFIX = "q-"
 TIMER_SALT = "campaigns.item-page-timer"
 MAX_SECONDS = 24 * 3600
 MTURK_SUBMIT_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
-
-
-def field_name(question_id: str) -> str:
-    return f"{FIELD_PREFIX}{question_id}"
-
-
-def dom_id(*parts: Any) -> str:
-    """A safe HTML id from question ids and parts (`lines.3.rewrite` -> `f-lines-3-rewrite`)."""
-    return "f-" + re.sub(r"[^A-Za-z0-9_-]", "-", "-".join(str(p) for p in parts))
 
 
 def answers_from_post(questions: list[BaseQuestion], post) -> dict[str, Any]:
@@ -160,101 +150,6 @@ class QuestionField:
         return " ".join(ids + ([self.error_id] if self.error else []))
 
 
-def _str(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _choices(options, current: Any, attr: str = "value") -> list[dict]:
-    current = _str(current)
-    values = [(o, _str(getattr(o, attr))) for o in options]
-    return [{"option": o, "value": value, "checked": value == current} for o, value in values]
-
-
-def _likert(q, value, item_data, errors):
-    choices = _choices(q.points, value)
-    for c in choices:  # "1 (low)" shows as the value badge and "(low)"; "terrible" as is
-        label = c["option"].label
-        c["label"] = label[len(c["value"]):].strip() if label.startswith(c["value"]) else label
-    return {"choices": choices, "described": any(p.description for p in q.points)}
-
-
-def _choice(q, value, item_data, errors):
-    return {"choices": _choices(q.options, value)}
-
-
-def _text(q, value, item_data, errors):
-    return {"value": _str(value)}
-
-
-def _slider(q, value, item_data, errors):
-    moved = False
-    if isinstance(value, dict):
-        moved = bool(value.get("moved"))
-        value = value.get("value")
-    elif value is not None:
-        moved = True  # a saved answer was moved when it was given
-    shown = _str(value) if value not in (None, "") else _str(q.resting_value)
-    anchors = [{"anchor": a, "percent": round(100 * (a.value - q.min) / (q.max - q.min), 2)}
-               for a in q.anchors]
-    return {"value": shown, "moved": moved, "anchors": anchors}
-
-
-def _flags(q, value, item_data, errors):
-    value = value if isinstance(value, dict) else {"selected": value or []}
-    selected = {_str(v) for v in value.get("selected") or []}
-    return {"choices": [{"option": o, "value": o.value, "checked": o.value in selected}
-                        for o in q.options],
-            "other": _str(value.get("other"))}
-
-
-def _lines(q, value, item_data, errors):
-    given = value if isinstance(value, list) else []
-    followup = q.followup
-    rows = []
-    for n, segment in enumerate(q.segments(item_data), start=1):
-        entry = given[n - 1] if n - 1 < len(given) else {}
-        entry = entry if isinstance(entry, dict) else {"label": entry}
-        label = _str(entry.get("label"))
-        rows.append({
-            "n": n,
-            "text": segment,
-            "name": f"{field_name(q.id)}.{n}",
-            "dom_id": dom_id(q.id, n),
-            "choices": _choices(q.options, label),
-            "followup_value": _str(entry.get(followup.id)) if followup else "",
-            "followup_shown": bool(followup and label in followup.when),
-            "label_error": errors.get(f"{n}.label", ""),
-            "followup_error": errors.get(f"{n}.{followup.id}", "") if followup else "",
-        })
-    return {"rows": rows, "count": len(rows),
-            "when": " ".join(followup.when) if followup else ""}
-
-
-_Level = namedtuple("_Level", "value description")
-
-
-def _rubric(q, value, item_data, errors):
-    value = value if isinstance(value, dict) else {}
-    rows, total = [], 0
-    for c in q.criteria:
-        current = _str(value.get(c.id))
-        levels = c.levels or [_Level(v, "") for v in range(c.min, c.max + 1)]
-        if current.lstrip("-").isdigit():
-            total += int(current)
-        rows.append({"criterion": c, "name": f"{field_name(q.id)}.{c.id}",
-                     "dom_id": dom_id(q.id, c.id), "choices": _choices(levels, current),
-                     "error": errors.get(c.id, "")})
-    return {"rows": rows, "total": total, "max_total": q.max_total}
-
-
-BUILDERS = {"likert": _likert, "choice": _choice, "text": _text, "slider": _slider,
-            "flags": _flags, "lines": _lines, "rubric": _rubric}
-
-
 def split_errors(questions: list[BaseQuestion], errors: dict[str, str]) -> tuple[dict, list[str]]:
     """Errors per question id ({part: message}), and those that name no question."""
     by_question: dict[str, dict[str, str]] = {q.id: {} for q in questions}
@@ -277,15 +172,15 @@ def question_fields(questions: list[BaseQuestion], *, values: dict | None = None
     fields = []
     for q in questions:
         q_errors = by_question[q.id]
-        extra = BUILDERS[q.kind](q, values.get(q.id), item_data, q_errors)
-        if q.kind in ("lines", "rubric"):
+        extra = q.widget(values.get(q.id), item_data, q_errors)
+        if q.part_errors:
             # Part errors sit next to their line or criterion; a summary goes on the fieldset.
             parts = [p for p in q_errors if p]
             if parts and "" not in q_errors:
                 q_errors[""] = "Please check the marked answers below."
         fields.append(QuestionField(
             question=q, name=field_name(q.id), dom_id=dom_id(q.id),
-            template=f"campaigns/questions/{q.kind}.html",
+            template=q.template,
             help_html=render_markdown(q.help) if q.help else "",
             errors=q_errors, extra=extra,
         ))

@@ -254,12 +254,8 @@ def _check_fields(data: dict, row: int, line: int | None, schema: TaskSchema, ou
         if value is None or (isinstance(value, str) and not value.strip()):
             out.add(row, name, "missing or empty (the task shows this field)", line)
     for q in schema.questions:
-        if q.kind == "lines" and data.get(q.field) not in (None, ""):
-            segments = q.segments(data)
-            if not segments:
-                out.add(row, q.field, f"yields no {q.split or 'line'} segments to label", line)
-            else:
-                data[q.field] = segments  # store the segments the worker will label
+        for name, problem in q.prepare_item(data).items():
+            out.add(row, name, problem, line)
     for d in schema.display:
         if d.format == "lines" and isinstance(data.get(d.field), str):
             data[d.field] = split_segments(data[d.field], d.split) or data[d.field]

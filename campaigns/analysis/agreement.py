@@ -32,7 +32,7 @@ class AlphaResult:
 
 def unit_codes(units: np.ndarray) -> np.ndarray:
     """Codes 0..U-1 for units: integer ids in a dense range are used as they are (no hashing)."""
-    if units.dtype.kind in "iu" and len(units):
+    if np.issubdtype(units.dtype, np.integer) and len(units):
         low, high = int(units.min()), int(units.max())
         if high - low < 4 * len(units):
             return (units - low).astype(np.int64)

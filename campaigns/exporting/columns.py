@@ -108,7 +108,7 @@ class ColumnPlan:
         self.control_passed_at = len(self.meta_columns) - 1
 
     def question_parts(self, question: BaseQuestion) -> list[str]:
-        if question.kind == "lines":
+        if question.sized_by_answers:
             return question.parts_for(self.line_counts.get(question.id, 0))
         return question.parts()
 

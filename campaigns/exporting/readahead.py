@@ -2,7 +2,7 @@
 
 Fetching (PostgreSQL's work) and formatting (Python's) then overlap instead of taking turns.
 The thread has its own database connection, so it is used only outside a transaction (a
-transaction's uncommitted rows are invisible to another connection) and on PostgreSQL.
+transaction's uncommitted rows are invisible to another connection).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ _END = object()
 
 
 def read_ahead_possible() -> bool:
-    return connection.vendor == "postgresql" and not connection.in_atomic_block
+    return not connection.in_atomic_block
 
 
 def read_ahead(make_chunks: Callable[[], Iterator[list]]) -> Iterator[list]:

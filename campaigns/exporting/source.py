@@ -69,7 +69,7 @@ class IsoUtc(Func):
     """A timestamp as ISO 8601 text in UTC (`2026-01-02T03:04:05.123456+00:00`), or NULL.
 
     Built from the database's own text output, which costs far less than to_char() in
-    PostgreSQL or formatting datetimes in Python. (SQLite already stores UTC as this text.)
+    PostgreSQL or formatting datetimes in Python.
     """
 
     output_field = TextField()
@@ -77,17 +77,13 @@ class IsoUtc(Func):
     def __init__(self, field: str):
         super().__init__(F(field))
 
-    def as_postgresql(self, compiler, connection, **extra):
+    def as_sql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
         return f"(replace((({sql}) AT TIME ZONE 'UTC')::text, ' ', 'T') || '+00:00')", params
 
-    def as_sql(self, compiler, connection, **extra):
-        sql, params = compiler.compile(self.source_expressions[0])
-        return f"(replace({sql}, ' ', 'T') || '+00:00')", params
-
 
 class JsonArrayLength(Func):
-    """The length of `answers -> key` when it is a JSON array, else NULL (PostgreSQL, SQLite)."""
+    """The length of `answers -> key` when it is a JSON array, else NULL."""
 
     output_field = IntegerField()
 
@@ -95,7 +91,7 @@ class JsonArrayLength(Func):
         super().__init__(F(field))
         self.key = key
 
-    def as_postgresql(self, compiler, connection, **extra):
+    def as_sql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
         value = f"({sql} -> %s)"
         return (
@@ -103,18 +99,11 @@ class JsonArrayLength(Func):
             [*params, self.key, *params, self.key],
         )
 
-    def as_sql(self, compiler, connection, **extra):  # SQLite's JSON1
-        sql, params = compiler.compile(self.source_expressions[0])
-        path = '$."' + self.key.replace('"', "") + '"'
-        return (
-            f"CASE WHEN json_type({sql}, %s) = 'array' THEN json_array_length({sql}, %s) END",
-            [*params, path, *params, path],
-        )
-
 
 def line_counts(scope: ExportScope, schema: TaskSchema) -> dict[str, int]:
-    """Per `lines` question, the most segments any exported answer has (one aggregate query)."""
-    ids = [q.id for q in schema.questions if q.kind == "lines"]
+    """Per question sized by its answers (lines: the most segments any exported answer has),
+    the longest answer list, in one aggregate query."""
+    ids = [q.id for q in schema.questions if q.sized_by_answers]
     if not ids:
         return {}
     found = scope.queryset().aggregate(

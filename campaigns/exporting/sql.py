@@ -39,7 +39,7 @@ PLAIN_NUMBER = r"'^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$'"
 
 
 def sql_path_enabled() -> bool:
-    return connection.vendor == "postgresql" and getattr(settings, "EXPORT_SQL_PATH", True)
+    return getattr(settings, "EXPORT_SQL_PATH", True)
 
 
 def chunk_size() -> int:

@@ -11,9 +11,10 @@ from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
 from .base import AnswerInvalid, BaseQuestion, Strict
-from .kinds import REGISTRY
+from .kinds import REGISTRY, kind_name
 
 __all__ = [
     "AnswerInvalid",
@@ -25,12 +26,21 @@ __all__ = [
     "parse_questions",
     "parse_schema",
     "parse_schema_cached",
+    "register_kind",
+    "unregister_kind",
     "validate_answers",
     "validate_schema",
     "REGISTRY",
 ]
 
-Question = Annotated[Union[tuple(REGISTRY.values())], Field(discriminator="kind")]  # noqa: UP007
+
+
+def _question_type() -> Any:
+    """A question of any registered kind, told apart by its `kind`."""
+    return Annotated[Union[tuple(REGISTRY.values())], Field(discriminator="kind")]  # noqa: UP007
+
+
+Question = _question_type()
 
 
 class DisplayField(Strict):
@@ -70,7 +80,7 @@ class TaskSchema(Strict):
     def item_fields(self) -> list[str]:
         """Item data keys every imported row must carry (shown or segmented)."""
         fields = [d.field for d in self.display]
-        fields += [q.field for q in self.questions if q.kind == "lines"]
+        fields += [name for q in self.questions for name in q.item_fields()]
         return list(dict.fromkeys(fields))
 
 
@@ -157,6 +167,38 @@ def _parse_json(text: str) -> TaskSchema:
 def parse_schema_cached(data: dict) -> TaskSchema:
     """parse_schema for hot paths (worker pages): the parsed schema is reused per content."""
     return _parse_json(json.dumps(data, sort_keys=True))
+
+
+def _rebuild() -> None:
+    """Make TaskSchema and parse_questions take exactly the registered kinds."""
+    global _QUESTION_LIST
+    question = _question_type()
+    TaskSchema.model_fields["questions"] = FieldInfo.from_annotated_attribute(
+        list[question], Field(min_length=1))
+    TaskSchema.model_rebuild(force=True)
+    _QUESTION_LIST = TypeAdapter(list[question])
+    _parse_json.cache_clear()  # schemas parsed before may now read differently
+
+
+def register_kind(question_class: type[BaseQuestion]) -> type[BaseQuestion]:
+    """Add a question kind (a BaseQuestion subclass with `kind: Literal["name"]`).
+
+    Usable as a class decorator. A name already taken by another class is refused.
+    """
+    if not issubclass(question_class, BaseQuestion):
+        raise TypeError(f"{question_class.__name__} is not a BaseQuestion")
+    name = kind_name(question_class)
+    if REGISTRY.get(name, question_class) is not question_class:
+        raise ValueError(f"question kind {name!r} is already registered")
+    REGISTRY[name] = question_class
+    _rebuild()
+    return question_class
+
+
+def unregister_kind(name: str) -> None:
+    """Remove a kind added by register_kind() (tests add toy kinds and take them away)."""
+    REGISTRY.pop(name)
+    _rebuild()
 
 
 def validate_answers(

@@ -1,12 +1,16 @@
 """The question-kind interface: what every kind defines, and the errors it raises."""
 from __future__ import annotations
 
+import random
 import re
-from typing import Any, ClassVar, Literal
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
+FIELD_PREFIX = "q-"
 MeasurementLevel = Literal["nominal", "ordinal", "interval", "ratio"]
 
 
@@ -20,6 +24,38 @@ class AnswerInvalid(Exception):
     def __init__(self, errors: dict[str, str]):
         self.errors = errors
         super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+
+
+class JudgeOutputInvalid(ValueError):
+    """An LLM judge's dictionary does not fit the question it is mapped to."""
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """One dashboard distribution of a question.
+
+    `categories` are (counter key, axis label) pairs; `suffix` is appended to the question id
+    (a second chart of the same question); with `mean_of`, each bar is the counter's value
+    divided by counter[mean_of] (an average score) instead of a count.
+    """
+
+    title: str
+    categories: list[tuple[Any, str]]
+    suffix: str = ""
+    mean_of: str | None = None
+
+
+class AnswerReader(Protocol):
+    """What the dashboard offers a kind to read its answers: rows (system, value, how many)."""
+
+    def values(self, question_id: str, part: str = "") -> list[tuple[str, Any, int]]:
+        """The database counts each distinct value of the answer (or of one key of it)."""
+
+    def sums(self, question_id: str, parts: list[str]) -> list[tuple[str, dict, int]]:
+        """Per system, the sum of each numeric key ({part: sum}) and the number of answers."""
+
+    def answers(self, question_id: str) -> Any:
+        """Every answer, streamed, each with n = 1."""
 
 
 class Strict(BaseModel):
@@ -49,6 +85,20 @@ class BaseQuestion(Strict):
 
     # Set by each kind's module.
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    # The widget partial (given the QuestionField as `f`) and its static script, if any.
+    template: ClassVar[str] = ""
+    script: ClassVar[str] = ""
+    # Whether the unanswered widget depends on the item (then it is never cached blank).
+    widget_reads_item: ClassVar[bool] = False
+    # Whether errors of parts sit next to their part, with a summary on the fieldset.
+    part_errors: ClassVar[bool] = False
+    # A fixed scale with few distinct values: agreement on its numeric parts reads the
+    # per-item tallies the database trigger keeps (campaigns.models.ItemTally).
+    tallied: ClassVar[bool] = False
+    # Whether the export's columns depend on the longest answer (see parts_for()).
+    sized_by_answers: ClassVar[bool] = False
+    # Whether an LLM judge may answer this question with a dict keyed by its parts.
+    judged_by_parts: ClassVar[bool] = False
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> Any:
         """Return the cleaned answer or raise AnswerInvalid. `raw` is never None here."""
@@ -96,10 +146,63 @@ class BaseQuestion(Strict):
         """The level of measurement of one atomic part (for agreement statistics)."""
         return self.measurement
 
+    def parts_for(self, n: int) -> list[str]:
+        """The export's parts when the longest exported answer has n entries."""
+        return self.parts()
+
+    def path_parts(self) -> list[str] | None:
+        """Parts whose atom is a plain JSON lookup (the answer, or one key of it), which the
+        database can extract; None when only atoms() can split an answer."""
+        return [""] if type(self).atoms is BaseQuestion.atoms else None
+
+    def is_free_text(self, part: str) -> bool:
+        """Free-text atoms (comments, rewrites, 'other' reasons) carry no rating to agree on."""
+        return False
+
+    def part_texts(self) -> dict[str, str]:
+        """What each rated part asks, for the statistics tables."""
+        return {"": self.text}
+
+    def is_low_reference(self, part: str, value: Any) -> bool:
+        """Whether a gold atom marks a deliberately degraded reference (WMT's bad references)."""
+        return False
+
+    def item_fields(self) -> list[str]:
+        """Item data keys this question needs on every imported item."""
+        return []
+
+    def prepare_item(self, data: dict) -> dict[str, str]:
+        """Normalise an imported item's data for this question; problems keyed by field."""
+        return {}
+
+    def from_judge_parts(self, parsed: dict) -> Any:
+        """The answer from a judge's dict keyed by parts (judged_by_parts kinds)."""
+        raise NotImplementedError
+
     def form_value(self, post: Any, prefix: str) -> Any:
         """Read this question's raw answer from a submitted form (a QueryDict)."""
         value = post.get(prefix)
         return None if value in (None, "") else value
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        """What the template shows besides the question: choices, current value, rows."""
+        return {"value": as_text(value)}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> Any:
+        """A valid answer, drawn with `rng` (simulated workers in tests and benchmarks)."""
+        raise NotImplementedError
+
+    def dashboard_rows(self, reader: AnswerReader) -> Any:
+        """Rows (system, value, how many) for dashboard_count(); None: no distribution."""
+        return None
+
+    def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
+        """Add n answers of one row to the counter (keys as in dashboard_charts())."""
+        counter[str(value)] += n
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        """The dashboard's distributions of this question."""
+        return []
 
 
 def require_distinct(values: list, what: str) -> None:
@@ -107,6 +210,32 @@ def require_distinct(values: list, what: str) -> None:
     repeated = sorted({str(v) for v in values if values.count(v) > 1})
     if repeated:
         raise ValueError(f"{what} must be distinct; repeated: {', '.join(repeated)}")
+
+
+def as_text(value: Any) -> str:
+    """A value as a form field shows it (None as "", 3.0 as "3")."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def choices(options: list, current: Any, attr: str = "value") -> list[dict]:
+    """Radio or checkbox choices for a template, the one equal to `current` checked."""
+    current = as_text(current)
+    values = [(o, as_text(getattr(o, attr))) for o in options]
+    return [{"option": o, "value": value, "checked": value == current} for o, value in values]
+
+
+def field_name(question_id: str) -> str:
+    """The form field of a question (its parts add `.<part>`)."""
+    return f"{FIELD_PREFIX}{question_id}"
+
+
+def dom_id(*parts: Any) -> str:
+    """A safe HTML id from question ids and parts (`lines.3.rewrite` -> `f-lines-3-rewrite`)."""
+    return "f-" + re.sub(r"[^A-Za-z0-9_-]", "-", "-".join(str(p) for p in parts))
 
 
 def as_int(raw: Any) -> int | None:

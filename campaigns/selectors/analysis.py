@@ -22,10 +22,6 @@ from ..models import Annotation, Campaign, Item, ItemTally, Worker
 from ..pseudonyms import worker_pseudonym
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
 
-# Kinds whose atoms are plain JSON lookups (the whole answer, or one key of it for a rubric):
-# PostgreSQL / SQLite extract them, which keeps a million-row frame fast. Others go through
-# the kind's atoms() in Python.
-PATH_KINDS = {"likert", "choice", "slider", "text", "rubric"}
 FRAME_COLUMNS = [
     "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
     "question", "part", "value", "seconds", "control", "control_passed", "gold",
@@ -35,33 +31,22 @@ LLM = Worker.Platform.LLM
 BASE_COLUMNS = ["annotation", "item", "worker", "seconds", "control_passed"]
 NULL = "\\N"  # COPY's marker for NULL (a quoted "\\N" in the data would read as None too)
 NUMERIC = ("ordinal", "interval", "ratio")
-# Fixed scales: agreement reads their per-item tallies (few distinct ones) on PostgreSQL.
-TALLIED_KINDS = ("likert", "rubric")
-
-
-def is_free_text(question, part: str) -> bool:
-    """Free-text atoms (comments, rewrites, 'other' reasons) carry no rating to agree on."""
-    if question.kind == "text":
-        return True
-    if question.kind == "lines" and question.followup:
-        return part.endswith(f".{question.followup.id}")
-    return question.kind == "flags" and part == "other"
 
 
 def _level(question, part: str) -> str | None:
-    return None if is_free_text(question, part) else question.part_measurement(part)
+    return None if question.is_free_text(part) else question.part_measurement(part)
 
 
 def _path_fields(schema: TaskSchema) -> list[tuple[object, str, str]]:
+    """Parts the database extracts as plain JSON lookups (the kind's path_parts()), which
+    keeps a million-row frame fast; other questions go through the kind's atoms()."""
     fields = []
     for q in schema.questions:
-        keys = [q.id, *(c.id for c in getattr(q, "criteria", []))]
-        if any("__" in key for key in keys):  # "__" would split the lookup path: use atoms()
-            continue
-        if q.kind == "rubric":
-            fields += [(q, part, f"answers__{q.id}__{part}") for part in q.parts()]
-        elif q.kind in PATH_KINDS:
-            fields.append((q, "", f"answers__{q.id}"))
+        parts = q.path_parts()
+        if parts is None or any("__" in key for key in [q.id, *parts]):
+            continue  # "__" would split the lookup path: use atoms()
+        fields += [(q, part, f"answers__{q.id}__{part}" if part else f"answers__{q.id}")
+                   for part in parts]
     return fields
 
 
@@ -74,29 +59,23 @@ def _typed(values: pd.Series, level: str | None) -> pd.Series:
 def fetch_frame(queryset, columns: list[str], *, text: tuple[str, ...] = ()) -> pd.DataFrame:
     """A values_list queryset as a DataFrame with the given column names.
 
-    On PostgreSQL the rows come through COPY ... TO STDOUT and pandas' C parser: a million
-    rows take a fraction of the time of building Python tuples. Columns named in `text` stay
-    strings (nominal answers such as "01" must not become numbers); None stays None.
+    The rows come through COPY ... TO STDOUT and pandas' C parser: a million rows take a
+    fraction of the time of building Python tuples. Columns named in `text` stay strings
+    (nominal answers such as "01" must not become numbers); None stays None.
     """
-    if connection.vendor == "postgresql":
-        sql, params = queryset.query.sql_with_params()
-        buffer = io.BytesIO()
-        with connection.cursor() as cursor:
-            raw = cursor.cursor  # psycopg2: mogrify quotes the parameters as execute() would
-            query = raw.mogrify(sql, params).decode()
-            raw.copy_expert(f"COPY ({query}) TO STDOUT WITH (FORMAT csv, NULL '{NULL}')", buffer)
-        buffer.seek(0)
-        if not buffer.getbuffer().nbytes:
-            return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
-        frame = pd.read_csv(buffer, names=columns, header=None, na_values=[NULL],
-                            keep_default_na=False, dtype={c: str for c in text},
-                            true_values=["t"], false_values=["f"], low_memory=False)
-        for column in text:
-            frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
-        return frame
-    rows = list(queryset)
-    return pd.DataFrame.from_records(rows, columns=columns) if rows else pd.DataFrame(
-        {c: pd.Series(dtype=object) for c in columns})
+    buffer = io.BytesIO()
+    with connection.cursor() as cursor:
+        cursor.cursor.copy_expert(
+            f"COPY ({_quoted(queryset)}) TO STDOUT WITH (FORMAT csv, NULL '{NULL}')", buffer)
+    buffer.seek(0)
+    if not buffer.getbuffer().nbytes:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    frame = pd.read_csv(buffer, names=columns, header=None, na_values=[NULL],
+                        keep_default_na=False, dtype={c: str for c in text},
+                        true_values=["t"], false_values=["f"], low_memory=False)
+    for column in text:
+        frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+    return frame
 
 
 # COPY BINARY rows of int8/float8 fields, none NULL: field count, then (length, value) each.
@@ -225,7 +204,7 @@ def question_ratings(
         return frame[["item", "worker", "value"]].reset_index(drop=True)
     queryset = _human_regular(campaign, paths[part]).filter(value__isnull=False)
     level = _level(q, part)
-    if connection.vendor == "postgresql" and level in NUMERIC:
+    if level in NUMERIC:
         return _numeric_ratings_binary(queryset.annotate(
             number=Cast("value", FloatField())).values_list("item_id", "worker_id", "number"))
     queryset = queryset.values_list("item_id", "worker_id", "value")
@@ -243,9 +222,9 @@ def question_value_counts(
     What `agreement.alpha_from_counts` takes: the same counts as `agreement.value_counts` over
     `question_ratings` (every human rating of a regular item; items with fewer than two ratings
     dropped), so alpha is the same figure. A lines question's part `label` has one unit per
-    line, as in the agreement table. On PostgreSQL a likert question or rubric criterion reads
-    the per-item tallies, another numeric part only (item, value) pairs; everything else
-    takes the question_ratings / frame path.
+    line, as in the agreement table. A numeric part of a fixed scale (a tallied kind: likert,
+    rubric) reads the per-item tallies, another numeric part only (item, value) pairs;
+    everything else takes the question_ratings / frame path.
     """
     schema = schema or parse_schema(campaign.schema)
     q = schema.question(question)
@@ -253,10 +232,10 @@ def question_value_counts(
     if part not in paths:
         return _frame_value_counts(campaign, schema, question, part)
     level = _level(q, part)
-    if connection.vendor == "postgresql" and level in NUMERIC and q.kind in TALLIED_KINDS:
+    if level in NUMERIC and q.tallied:
         counts, domain = _tallied_value_counts(campaign, f"{q.id}/{part}" if part else q.id)
         return counts, domain, level
-    if connection.vendor == "postgresql" and level in NUMERIC:
+    if level in NUMERIC:
         rows = _numeric_pairs_binary(_human_regular(campaign, paths[part]))
         counts, domain = agreement.value_counts(
             rows["item"].astype(np.int64), rows["value"].astype(float), numeric=True)
@@ -273,21 +252,20 @@ def question_agreement(
 ) -> dict:
     """One row of the agreement table (alpha, 95% CI, items, raters, ratings) for one part.
 
-    The same figures as campaign_statistics' agreement row for (question, part). A likert
-    question or rubric criterion on PostgreSQL is computed from the per-item tallies, so a
-    million ratings take a fraction of a second; with `exclude_flagged`, or for other
+    The same figures as campaign_statistics' agreement row for (question, part). A numeric
+    part of a tallied kind (likert, rubric criterion) is computed from the per-item tallies, so
+    a million ratings take a fraction of a second; with `exclude_flagged`, or for other
     kinds, the row comes from the annotations frame. KeyError for an unknown question or
     part, ValueError for a free-text part (nothing to agree on).
     """
     schema = parse_schema(campaign.schema)
     q = schema.question(question)
-    if q.kind in TALLIED_KINDS and part not in q.parts():
+    if q.tallied and part not in q.parts():
         raise KeyError(part)
     level = _level(q, part)
     if level is None:
         raise ValueError(f"{question}{'.' + part if part else ''} is free text")
-    if (connection.vendor == "postgresql" and level in NUMERIC and q.kind in TALLIED_KINDS
-            and not exclude_flagged):
+    if level in NUMERIC and q.tallied and not exclude_flagged:
         key = f"{q.id}/{part}" if part else q.id
         counts, domain = _tallied_value_counts(campaign, key)
         result = agreement.alpha_result(counts, domain, level, n_boot=n_boot,
@@ -438,7 +416,7 @@ def _gold_atoms(campaign: Campaign, schema: TaskSchema) -> tuple[dict, set]:
                 if value is None:
                     continue
                 expected[(item_id, q.id, part)] = value
-                if q.kind == "slider" and value <= q.min + (q.max - q.min) / 4:
+                if q.is_low_reference(part, value):
                     bad.add((item_id, q.id, part))
     return expected, bad
 
@@ -489,11 +467,7 @@ def _levels(frame: pd.DataFrame) -> dict:
 def _part_texts(schema: TaskSchema) -> dict:
     texts = {}
     for q in schema.questions:
-        if q.kind == "rubric":
-            texts.update({(q.id, c.id): f"{c.text}: {c.min}-{c.max}" for c in q.criteria})
-            texts[(q.id, "total")] = f"Total: 0-{q.max_total}"
-        else:
-            texts[(q.id, "")] = q.text
+        texts.update({(q.id, part): text for part, text in q.part_texts().items()})
     return texts
 
 

@@ -13,9 +13,8 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, Campaign, Item
 from ..schema import SchemaInvalid, TaskSchema, parse_schema
-from ..schema.base import as_int
+from ..schema.base import ChartSpec
 
-SLIDER_BINS = 10
 NO_SYSTEM = "(no system)"
 
 
@@ -174,124 +173,76 @@ def _timing(campaign: Campaign) -> tuple[int, float | None]:
 
 
 def score_distributions(*, campaign: Campaign) -> list[Chart]:
-    """Per question (per rubric criterion: the mean), how regular items' answers spread by system.
+    """Per question, how regular items' answers spread by system, as each kind counts them.
 
-    Scales, choices, sliders and rubrics are counted by the database (one grouped query per
-    question, whatever the number of answers); per-line labels and flags, which are JSON lists,
-    are read key by key in a streamed query and counted here, with only the counters in memory.
+    Single values (scales, choices, sliders, rubric criteria) are counted or summed by the
+    database (one grouped query each, whatever the number of answers); answers that are JSON
+    lists or objects (per-line labels, flags) are streamed and counted here, with only the
+    counters in memory.
     """
     try:
         schema = parse_schema(campaign.schema)
     except SchemaInvalid:
         return []
     counters: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    answers = Annotation.objects.filter(campaign=campaign, item__control="").order_by()
+    reader = _Reader(Annotation.objects.filter(campaign=campaign, item__control="").order_by())
     systems: set[str] = set()
     for q in schema.questions:
-        if q.kind in ("likert", "choice", "slider"):
-            rows = _grouped(answers, q.id, KT(f"answers__{q.id}"))
-        elif q.kind == "rubric":
-            rows = _rubric_rows(answers, q)
-        elif q.kind in ("lines", "flags"):
-            rows = ((system, value, 1) for system, value in answers.filter(
-                answers__has_key=q.id).values_list("item__system", f"answers__{q.id}")
-                .iterator(chunk_size=2000))
-        else:
-            continue
-        for system, value, n in rows:
+        rows = q.dashboard_rows(reader)
+        for system, value, n in rows or ():
             system = system or NO_SYSTEM
             systems.add(system)
-            _count(q, value, counters[q.id][system], n)
+            if value is not None:
+                q.dashboard_count(value, counters[q.id][system], n)
     return _charts(schema, counters, sorted(systems))
 
 
-def _grouped(answers, question_id: str, value) -> list[tuple[str, Any, int]]:
-    """(system, value, how many) for one answer key, counted by the database."""
-    rows = (answers.filter(answers__has_key=question_id)
-            .values(s=F("item__system"), v=value).annotate(n=Count("id")))
-    return [(r["s"], r["v"], r["n"]) for r in rows]
+class _Reader:
+    """The answers of regular items, as the question kinds ask to read them (AnswerReader)."""
 
+    def __init__(self, answers):
+        self.answers_qs = answers
 
-def _rubric_rows(answers, q) -> list[tuple[str, Any, int]]:
-    """Sums per criterion and totals per system: ("#sums", {criterion: sum}, answers) rows and
-    ("total", total, count) rows, in two grouped queries."""
-    sums = {f"c{i}": Sum(Cast(KT(f"answers__{q.id}__{c.id}"), FloatField()))
-            for i, c in enumerate(q.criteria)}
-    rows = (answers.filter(answers__has_key=q.id).values(s=F("item__system"))
-            .annotate(n=Count("id"), **sums))
-    out: list[tuple[str, Any, int]] = [
-        (r["s"], {"#sums": {c.id: r[f"c{i}"] or 0 for i, c in enumerate(q.criteria)}}, r["n"])
-        for r in rows]
-    out += [(s, {"#total": v}, n)
-            for s, v, n in _grouped(answers, q.id, KT(f"answers__{q.id}__total"))]
-    return out
+    def values(self, question_id: str, part: str = "") -> list[tuple[str, Any, int]]:
+        """(system, value, how many) for one answer key, counted by the database."""
+        path = f"answers__{question_id}" + (f"__{part}" if part else "")
+        rows = (self.answers_qs.filter(answers__has_key=question_id)
+                .values(s=F("item__system"), v=KT(path)).annotate(n=Count("id")))
+        return [(r["s"], r["v"], r["n"]) for r in rows]
 
+    def sums(self, question_id: str, parts: list[str]) -> list[tuple[str, dict, int]]:
+        """(system, {part: sum}, answers), summed by the database in one grouped query."""
+        sums = {f"c{i}": Sum(Cast(KT(f"answers__{question_id}__{p}"), FloatField()))
+                for i, p in enumerate(parts)}
+        rows = (self.answers_qs.filter(answers__has_key=question_id).values(s=F("item__system"))
+                .annotate(n=Count("id"), **sums))
+        return [(r["s"], {p: r[f"c{i}"] or 0 for i, p in enumerate(parts)}, r["n"])
+                for r in rows]
 
-def _count(question, value: Any, counter: Counter, n: int = 1) -> None:
-    kind = question.kind
-    if value is None:
-        return
-    if kind in ("likert", "choice"):
-        counter[str(value)] += n
-    elif kind == "slider":
-        span = (question.max - question.min) or 1
-        position = (float(value) - question.min) / span * SLIDER_BINS
-        counter[min(max(int(position), 0), SLIDER_BINS - 1)] += n
-    elif kind == "lines" and isinstance(value, list):
-        counter.update(str(entry.get("label")) for entry in value if isinstance(entry, dict))
-    elif kind == "flags" and isinstance(value, dict):
-        counter.update(str(v) for v in value.get("selected", []))
-        if value.get("other"):
-            counter["other"] += 1
-    elif kind == "rubric" and "#sums" in value:
-        counter["#answers"] += n
-        for part, total in value["#sums"].items():
-            counter[part] += total
-    elif kind == "rubric" and "#total" in value:
-        total = as_int(value["#total"])
-        if total is not None:
-            counter[("total", total)] += n
+    def answers(self, question_id: str):
+        """(system, answer, 1) for every answer, streamed."""
+        return ((system, value, 1) for system, value in self.answers_qs.filter(
+            answers__has_key=question_id).values_list("item__system", f"answers__{question_id}")
+            .iterator(chunk_size=2000))
 
 
 def _charts(schema: TaskSchema, counters, systems: list[str]) -> list[Chart]:
     charts = []
     for q in schema.questions:
-        categories = _categories(q)
-        if categories is None:
-            continue
-        keys, labels = zip(*categories, strict=True) if categories else ((), ())
-        chart = Chart(question=q.id, title=q.text, labels=list(labels),
-                      kind="mean" if q.kind == "rubric" else "count")
-        for system in systems:
-            counter = counters[q.id][system]
-            if q.kind == "rubric":
-                n = counter["#answers"]
-                chart.series[system] = [round(counter[k] / n, 2) if n else 0 for k in keys]
-            else:
-                chart.series[system] = [counter[k] for k in keys]
-        charts.append(chart)
-        if q.kind == "rubric":  # the total has its own scale: a separate distribution
-            totals = range(q.max_total + 1)
-            charts.append(Chart(
-                question=f"{q.id}.total", title=f"{q.text} (total score)",
-                labels=[str(t) for t in totals],
-                series={s: [counters[q.id][s][("total", t)] for t in totals] for s in systems}))
+        for spec in q.dashboard_charts():
+            charts.append(_chart(q.id, spec, counters[q.id], systems))
     return charts
 
 
-def _categories(q) -> list[tuple[Any, str]] | None:
-    """(counter key, axis label) pairs for a question; None for kinds without a distribution."""
-    if q.kind == "likert":
-        return [(str(p.value), f"{p.value} {p.label}" if p.label != str(p.value) else p.label)
-                for p in q.points]
-    if q.kind in ("choice", "lines"):
-        return [(o.value, o.label) for o in q.options]
-    if q.kind == "flags":
-        return [(o.value, o.label) for o in q.options] + ([("other", "Other")] if q.other else [])
-    if q.kind == "slider":
-        width = (q.max - q.min) / SLIDER_BINS
-        return [(b, f"{q.min + b * width:g}–{q.min + (b + 1) * width:g}")
-                for b in range(SLIDER_BINS)]
-    if q.kind == "rubric":
-        return [(c.id, c.id) for c in q.criteria]
-    return None
+def _chart(question_id: str, spec: ChartSpec, counters, systems: list[str]) -> Chart:
+    keys, labels = zip(*spec.categories, strict=True) if spec.categories else ((), ())
+    chart = Chart(question=question_id + spec.suffix, title=spec.title, labels=list(labels),
+                  kind="mean" if spec.mean_of else "count")
+    for system in systems:
+        counter = counters[system]
+        if spec.mean_of:
+            n = counter[spec.mean_of]
+            chart.series[system] = [round(counter[k] / n, 2) if n else 0 for k in keys]
+        else:
+            chart.series[system] = [counter[k] for k in keys]
+    return chart

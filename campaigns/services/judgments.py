@@ -19,6 +19,7 @@ from django.utils import timezone
 from ..importing import ImportRejected, RowError, decode, detect_format, read_records
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import AnswerInvalid, SchemaInvalid, TaskSchema, parse_schema, validate_answers
+from ..schema.base import JudgeOutputInvalid
 
 MAX_OUTPUT_CHARS = 50_000  # literal_eval of a huge or deeply nested text costs memory
 ITEM_COLUMNS = ("item", "item_id", "external_id", "id")
@@ -71,36 +72,21 @@ def judge_answers(schema: TaskSchema, parsed: dict) -> dict[str, Any]:
     """Map a judge's dict to answers keyed by question id.
 
     Keys that are question ids are taken as they are. Otherwise the schema must have one
-    rubric question and the keys name its criteria: by position (1, "1", ...) as in seed 003's
-    prompt, or by id ("C7", case-insensitive).
+    question a judge may answer part by part (a rubric: its criteria by position or id), and
+    that question's kind maps the keys.
     """
     keys = {str(k) for k in parsed}
     if keys and keys <= {q.id for q in schema.questions}:
         return {str(k): v for k, v in parsed.items()}
-    rubrics = [q for q in schema.questions if q.kind == "rubric"]
-    if len(rubrics) != 1:
+    by_parts = [q for q in schema.questions if q.judged_by_parts]
+    if len(by_parts) != 1:
         ids = ", ".join(q.id for q in schema.questions)
         raise OutputInvalid(f"keys {sorted(keys)} are not question ids ({ids})")
-    rubric = rubrics[0]
-    by_id = {c.id.lower(): c.id for c in rubric.criteria}
-    mapped: dict[str, Any] = {}
-    for key, value in parsed.items():
-        name = str(key).strip()
-        if isinstance(key, bool):
-            raise OutputInvalid(f"key {key!r} names no criterion")
-        if name.isdigit():
-            n = int(name)
-            if not 1 <= n <= len(rubric.criteria):
-                raise OutputInvalid(f"criterion {n} is outside 1-{len(rubric.criteria)}")
-            name = rubric.criteria[n - 1].id
-        elif name.lower() in by_id:
-            name = by_id[name.lower()]
-        elif name.lower() != "total":
-            raise OutputInvalid(f"key {key!r} names no criterion of {rubric.id!r}")
-        if name in mapped:
-            raise OutputInvalid(f"criterion {name} is scored twice")
-        mapped[name if name.lower() != "total" else "total"] = value
-    return {rubric.id: mapped}
+    question = by_parts[0]
+    try:
+        return {question.id: question.from_judge_parts(parsed)}
+    except JudgeOutputInvalid as exc:
+        raise OutputInvalid(str(exc)) from None
 
 
 def read_judgment_file(content: bytes, filename: str, *, judge: str | None = None

@@ -17,10 +17,6 @@ from ..rendering import render_markdown
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
 
-# Question kinds with a static script (static/campaigns/<kind>.js).
-SCRIPTED_KINDS = frozenset({"likert", "slider", "lines", "rubric"})
-
-
 # MTurk's ExternalQuestion shows the task in an iframe on these hosts; nobody else may frame it.
 MTURK_FRAME_ANCESTORS = ["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"]
 
@@ -66,8 +62,6 @@ def campaign_texts(campaign: Campaign) -> dict:
     }
 
 
-# Kinds whose unanswered widget depends on the question alone (not on the item's text).
-ITEM_INDEPENDENT_KINDS = frozenset({"likert", "choice", "text", "slider", "flags", "rubric"})
 _BLANK_WIDGETS: dict[int, tuple[BaseQuestion, SafeString]] = {}  # id(question) -> HTML
 _BLANK_WIDGETS_MAX = 1024
 
@@ -80,7 +74,7 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
     (cached per schema); "" means: render the partial as usual.
     """
     question = field.question
-    if value is not None or field.errors or question.kind not in ITEM_INDEPENDENT_KINDS:
+    if value is not None or field.errors or question.widget_reads_item:
         return ""
     cached = _BLANK_WIDGETS.get(id(question))
     if cached is None or cached[0] is not question:
@@ -108,7 +102,7 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
         "fields": fields,
         "fields_with_errors": [f for f in fields if f.errors],
         "loose_errors": loose,
-        "kinds_with_scripts": sorted({q.kind for q in schema.questions} & SCRIPTED_KINDS),
+        "kind_scripts": sorted({q.script for q in schema.questions} - {""}),
         "started": timer_start(),
         "preview": preview,
         **campaign_texts(campaign),

@@ -11,30 +11,8 @@ from campaigns.services.assignments import assignment_claim, assignment_submit
 
 
 def random_answer(question, item_data: dict, rng: random.Random) -> Any:
-    kind = question.kind
-    if kind == "likert":
-        return rng.choice(question.points).value
-    if kind == "choice":
-        return rng.choice(question.options).value
-    if kind == "slider":
-        steps = int((question.max - question.min) / question.step)
-        return question.min + question.step * rng.randint(0, steps)
-    if kind == "text":
-        return "ok"
-    if kind == "flags":
-        return {"selected": [rng.choice(question.options).value], "other": ""}
-    if kind == "rubric":
-        return {c.id: rng.randint(c.min, c.max) for c in question.criteria}
-    if kind == "lines":
-        out = []
-        for _ in question.segments(item_data):
-            label = rng.choice(question.options).value
-            entry = {"label": label}
-            if question.followup and label in question.followup.when:
-                entry[question.followup.id] = "a rewrite"
-            out.append(entry)
-        return out
-    raise ValueError(kind)
+    """A valid answer to any question, as its kind draws one."""
+    return question.example_answer(item_data, rng)
 
 
 def simulate(campaign: Campaign, *, workers: int, rng: random.Random | None = None,

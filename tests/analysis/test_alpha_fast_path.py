@@ -128,14 +128,3 @@ def test_on_postgresql_fixed_scales_read_the_item_tallies_not_the_answers(owner,
     empty = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA)
     counts, domain, level = question_value_counts(campaign=empty, question="coherence")
     assert counts.size == 0 and alpha_from_counts(counts, domain, level) is None
-
-
-def test_without_postgresql_it_falls_back_to_the_ratings_path(owner, monkeypatch):
-    if analysis.connection.vendor == "postgresql":
-        pytest.skip("the fallback is the SQLite path")
-    campaign = _likert_study(owner)
-    calls = []
-    monkeypatch.setattr(analysis, "question_ratings",
-                        lambda **kw: calls.append(kw) or question_ratings(**kw))
-    _, _, level = question_value_counts(campaign=campaign, question="coherence")
-    assert calls and level == "ordinal"

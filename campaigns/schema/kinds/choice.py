@@ -1,9 +1,19 @@
 """`choice`: one option of a nominal set."""
+import random
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Option, require_distinct
+from ..base import (
+    AnswerInvalid,
+    AnswerReader,
+    BaseQuestion,
+    ChartSpec,
+    MeasurementLevel,
+    Option,
+    choices,
+    require_distinct,
+)
 
 
 class ChoiceQuestion(BaseQuestion):
@@ -11,6 +21,7 @@ class ChoiceQuestion(BaseQuestion):
     options: list[Option] = Field(min_length=2)
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    template: ClassVar[str] = "campaigns/questions/choice.html"
 
     @model_validator(mode="after")
     def _distinct_values(self):
@@ -22,3 +33,15 @@ class ChoiceQuestion(BaseQuestion):
         if not isinstance(raw, str) or raw not in values:
             raise AnswerInvalid({self.id: "Choose one of the options: " + ", ".join(values) + "."})
         return raw
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        return {"choices": choices(self.options, value)}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> str:
+        return rng.choice(self.options).value
+
+    def dashboard_rows(self, reader: AnswerReader) -> list:
+        return reader.values(self.id)
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        return [ChartSpec(self.text, [(o.value, o.label) for o in self.options])]

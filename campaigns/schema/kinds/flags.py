@@ -1,4 +1,6 @@
 """`flags`: zero or more reasons from a list, with an optional free-text "other"."""
+import random
+from collections import Counter
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -6,9 +8,12 @@ from pydantic import Field, model_validator
 from ..base import (
     SQL_UNSUPPORTED,
     AnswerInvalid,
+    AnswerReader,
     BaseQuestion,
+    ChartSpec,
     MeasurementLevel,
     Option,
+    as_text,
     require_distinct,
     sql_text,
 )
@@ -24,6 +29,7 @@ class FlagsQuestion(BaseQuestion):
     required: bool = False
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    template: ClassVar[str] = "campaigns/questions/flags.html"
 
     @model_validator(mode="after")
     def _distinct_values(self):
@@ -106,3 +112,29 @@ class FlagsQuestion(BaseQuestion):
 
     def form_value(self, post: Any, prefix: str) -> Any:
         return {"selected": post.getlist(prefix), "other": post.get(f"{prefix}__other", "")}
+
+    def is_free_text(self, part: str) -> bool:
+        return part == "other"
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        value = value if isinstance(value, dict) else {"selected": value or []}
+        selected = {as_text(v) for v in value.get("selected") or []}
+        return {"choices": [{"option": o, "value": o.value, "checked": o.value in selected}
+                            for o in self.options],
+                "other": as_text(value.get("other"))}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> dict:
+        return {"selected": [rng.choice(self.options).value], "other": ""}
+
+    def dashboard_rows(self, reader: AnswerReader) -> Any:
+        return reader.answers(self.id)
+
+    def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
+        if isinstance(value, dict):
+            counter.update(str(v) for v in value.get("selected", []))
+            if value.get("other"):
+                counter["other"] += 1
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        categories = [(o.value, o.label) for o in self.options]
+        return [ChartSpec(self.text, categories + ([("other", "Other")] if self.other else []))]

@@ -1,9 +1,20 @@
 """`likert`: one integer from an ordered scale of labelled, described points."""
+import random
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Point, as_int, require_distinct
+from ..base import (
+    AnswerInvalid,
+    AnswerReader,
+    BaseQuestion,
+    ChartSpec,
+    MeasurementLevel,
+    Point,
+    as_int,
+    choices,
+    require_distinct,
+)
 
 
 class LikertQuestion(BaseQuestion):
@@ -11,6 +22,9 @@ class LikertQuestion(BaseQuestion):
     points: list[Point] = Field(min_length=2, max_length=11)
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
+    template: ClassVar[str] = "campaigns/questions/likert.html"
+    script: ClassVar[str] = "campaigns/likert.js"
+    tallied: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _distinct_values(self):
@@ -27,3 +41,21 @@ class LikertQuestion(BaseQuestion):
             allowed = ", ".join(str(v) for v in self.values)
             raise AnswerInvalid({self.id: f"Choose one of {allowed}."})
         return value
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        shown = choices(self.points, value)
+        for c in shown:  # "1 (low)" shows as the value badge and "(low)"; "terrible" as is
+            label = c["option"].label
+            c["label"] = label[len(c["value"]):].strip() if label.startswith(c["value"]) else label
+        return {"choices": shown, "described": any(p.description for p in self.points)}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> int:
+        return rng.choice(self.points).value
+
+    def dashboard_rows(self, reader: AnswerReader) -> list:
+        return reader.values(self.id)
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        return [ChartSpec(self.text, [
+            (str(p.value), f"{p.value} {p.label}" if p.label != str(p.value) else p.label)
+            for p in self.points])]

@@ -3,7 +3,9 @@ text (the rewrite) required exactly for the labels that ask for it."""
 
 import ast
 import json
+import random
 import re
+from collections import Counter
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -12,10 +14,16 @@ from ..base import (
     ID_PATTERN,
     SQL_UNSUPPORTED,
     AnswerInvalid,
+    AnswerReader,
     BaseQuestion,
+    ChartSpec,
     MeasurementLevel,
     Option,
     Strict,
+    as_text,
+    choices,
+    dom_id,
+    field_name,
     require_distinct,
     sql_text,
 )
@@ -68,6 +76,11 @@ class LinesQuestion(BaseQuestion):
     followup: Followup | None = None
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    template: ClassVar[str] = "campaigns/questions/lines.html"
+    script: ClassVar[str] = "campaigns/lines.js"
+    widget_reads_item: ClassVar[bool] = True
+    part_errors: ClassVar[bool] = True
+    sized_by_answers: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _consistent(self):
@@ -197,3 +210,60 @@ class LinesQuestion(BaseQuestion):
         if isinstance(raw, list):
             return all((e.get("label") if isinstance(e, dict) else e) in (None, "") for e in raw)
         return super().is_empty(raw)
+
+    def is_free_text(self, part: str) -> bool:
+        return bool(self.followup) and part.endswith(f".{self.followup.id}")
+
+    def item_fields(self) -> list[str]:
+        return [self.field]
+
+    def prepare_item(self, data: dict) -> dict[str, str]:
+        if data.get(self.field) in (None, ""):
+            return {}  # a missing field is reported with the other required fields
+        segments = self.segments(data)
+        if not segments:
+            return {self.field: f"yields no {self.split or 'line'} segments to label"}
+        data[self.field] = segments  # store the segments the worker will label
+        return {}
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        given = value if isinstance(value, list) else []
+        followup = self.followup
+        rows = []
+        for n, segment in enumerate(self.segments(item_data), start=1):
+            entry = given[n - 1] if n - 1 < len(given) else {}
+            entry = entry if isinstance(entry, dict) else {"label": entry}
+            label = as_text(entry.get("label"))
+            rows.append({
+                "n": n,
+                "text": segment,
+                "name": f"{field_name(self.id)}.{n}",
+                "dom_id": dom_id(self.id, n),
+                "choices": choices(self.options, label),
+                "followup_value": as_text(entry.get(followup.id)) if followup else "",
+                "followup_shown": bool(followup and label in followup.when),
+                "label_error": errors.get(f"{n}.label", ""),
+                "followup_error": errors.get(f"{n}.{followup.id}", "") if followup else "",
+            })
+        return {"rows": rows, "count": len(rows),
+                "when": " ".join(followup.when) if followup else ""}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> list[dict]:
+        out = []
+        for _ in self.segments(item_data):
+            label = rng.choice(self.options).value
+            entry = {"label": label}
+            if self.followup and label in self.followup.when:
+                entry[self.followup.id] = "a rewrite"
+            out.append(entry)
+        return out
+
+    def dashboard_rows(self, reader: AnswerReader) -> Any:
+        return reader.answers(self.id)
+
+    def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
+        if isinstance(value, list):
+            counter.update(str(entry.get("label")) for entry in value if isinstance(entry, dict))
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        return [ChartSpec(self.text, [(o.value, o.label) for o in self.options])]

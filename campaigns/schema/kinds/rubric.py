@@ -1,4 +1,6 @@
 """`rubric`: points per criterion, each within its own range, and the computed total."""
+import random
+from collections import Counter, namedtuple
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -7,13 +9,22 @@ from ..base import (
     ID_PATTERN,
     SQL_UNSUPPORTED,
     AnswerInvalid,
+    AnswerReader,
     BaseQuestion,
+    ChartSpec,
+    JudgeOutputInvalid,
     MeasurementLevel,
     Strict,
     as_int,
+    as_text,
+    choices,
+    dom_id,
+    field_name,
     require_distinct,
     sql_text,
 )
+
+_Level = namedtuple("_Level", "value description")
 
 
 class Level(Strict):
@@ -44,6 +55,11 @@ class RubricQuestion(BaseQuestion):
     criteria: list[Criterion] = Field(min_length=1)
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
+    template: ClassVar[str] = "campaigns/questions/rubric.html"
+    script: ClassVar[str] = "campaigns/rubric.js"
+    part_errors: ClassVar[bool] = True
+    tallied: ClassVar[bool] = True
+    judged_by_parts: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _distinct_ids(self):
@@ -112,3 +128,76 @@ class RubricQuestion(BaseQuestion):
     def form_value(self, post: Any, prefix: str) -> Any:
         answer = {c.id: post.get(f"{prefix}.{c.id}") for c in self.criteria}
         return None if all(v in (None, "") for v in answer.values()) else answer
+
+    def path_parts(self) -> list[str]:
+        return self.parts()
+
+    def part_texts(self) -> dict[str, str]:
+        texts = {c.id: f"{c.text}: {c.min}-{c.max}" for c in self.criteria}
+        texts["total"] = f"Total: 0-{self.max_total}"
+        return texts
+
+    def from_judge_parts(self, parsed: dict) -> dict:
+        """Keys name criteria by position (1, "1", ...) as in seed 003's prompt, or by id
+        ("C7", case-insensitive); "total" may be given too."""
+        by_id = {c.id.lower(): c.id for c in self.criteria}
+        mapped: dict[str, Any] = {}
+        for key, value in parsed.items():
+            name = str(key).strip()
+            if isinstance(key, bool):
+                raise JudgeOutputInvalid(f"key {key!r} names no criterion")
+            if name.isdigit():
+                n = int(name)
+                if not 1 <= n <= len(self.criteria):
+                    raise JudgeOutputInvalid(f"criterion {n} is outside 1-{len(self.criteria)}")
+                name = self.criteria[n - 1].id
+            elif name.lower() in by_id:
+                name = by_id[name.lower()]
+            elif name.lower() != "total":
+                raise JudgeOutputInvalid(f"key {key!r} names no criterion of {self.id!r}")
+            if name in mapped:
+                raise JudgeOutputInvalid(f"criterion {name} is scored twice")
+            mapped[name if name.lower() != "total" else "total"] = value
+        return mapped
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        value = value if isinstance(value, dict) else {}
+        rows, total = [], 0
+        for c in self.criteria:
+            current = as_text(value.get(c.id))
+            levels = c.levels or [_Level(v, "") for v in range(c.min, c.max + 1)]
+            if current.lstrip("-").isdigit():
+                total += int(current)
+            rows.append({"criterion": c, "name": f"{field_name(self.id)}.{c.id}",
+                         "dom_id": dom_id(self.id, c.id), "choices": choices(levels, current),
+                         "error": errors.get(c.id, "")})
+        return {"rows": rows, "total": total, "max_total": self.max_total}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> dict:
+        return {c.id: rng.randint(c.min, c.max) for c in self.criteria}
+
+    def dashboard_rows(self, reader: AnswerReader) -> list:
+        """("#sums", {criterion: sum}, answers) rows and ("#total", total, count) rows."""
+        criteria = [c.id for c in self.criteria]
+        rows: list = [(s, {"#sums": sums}, n) for s, sums, n in reader.sums(self.id, criteria)]
+        rows += [(s, {"#total": v}, n) for s, v, n in reader.values(self.id, "total")]
+        return rows
+
+    def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
+        if "#sums" in value:
+            counter["#answers"] += n
+            for part, total in value["#sums"].items():
+                counter[part] += total
+        elif "#total" in value:
+            total = as_int(value["#total"])
+            if total is not None:
+                counter[("total", total)] += n
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        # The mean points per criterion; the total has its own scale: a separate distribution.
+        totals = range(self.max_total + 1)
+        return [
+            ChartSpec(self.text, [(c.id, c.id) for c in self.criteria], mean_of="#answers"),
+            ChartSpec(f"{self.text} (total score)", [(("total", t), str(t)) for t in totals],
+                      suffix=".total"),
+        ]

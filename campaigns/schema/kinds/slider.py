@@ -1,11 +1,24 @@
 """`slider`: a number in [min, max] on a step grid, which must be moved before it counts."""
 
 import math
+import random
+from collections import Counter
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, Strict, as_number
+from ..base import (
+    AnswerInvalid,
+    AnswerReader,
+    BaseQuestion,
+    ChartSpec,
+    MeasurementLevel,
+    Strict,
+    as_number,
+    as_text,
+)
+
+BINS = 10  # the dashboard's distribution of answers
 
 
 class Anchor(Strict):
@@ -23,6 +36,8 @@ class SliderQuestion(BaseQuestion):
     anchors: list[Anchor] = Field(default_factory=list)
 
     measurement: ClassVar[MeasurementLevel] = "interval"
+    template: ClassVar[str] = "campaigns/questions/slider.html"
+    script: ClassVar[str] = "campaigns/slider.js"
 
     @model_validator(mode="after")
     def _consistent_range(self):
@@ -68,3 +83,38 @@ class SliderQuestion(BaseQuestion):
         if value in (None, ""):
             return None
         return {"value": value, "moved": post.get(f"{prefix}__moved") == "1"}
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        moved = False
+        if isinstance(value, dict):
+            moved = bool(value.get("moved"))
+            value = value.get("value")
+        elif value is not None:
+            moved = True  # a saved answer was moved when it was given
+        shown = as_text(value) if value not in (None, "") else as_text(self.resting_value)
+        span = self.max - self.min
+        anchors = [{"anchor": a, "percent": round(100 * (a.value - self.min) / span, 2)}
+                   for a in self.anchors]
+        return {"value": shown, "moved": moved, "anchors": anchors}
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> float:
+        steps = int((self.max - self.min) / self.step)
+        return self.min + self.step * rng.randint(0, steps)
+
+    def is_low_reference(self, part: str, value: Any) -> bool:
+        # A gold score in the bottom quarter of the scale: a degraded reference.
+        return value <= self.min + (self.max - self.min) / 4
+
+    def dashboard_rows(self, reader: AnswerReader) -> list:
+        return reader.values(self.id)
+
+    def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
+        span = (self.max - self.min) or 1
+        position = (float(value) - self.min) / span * BINS
+        counter[min(max(int(position), 0), BINS - 1)] += n
+
+    def dashboard_charts(self) -> list[ChartSpec]:
+        width = (self.max - self.min) / BINS
+        bins = [(b, f"{self.min + b * width:g}–{self.min + (b + 1) * width:g}")
+                for b in range(BINS)]
+        return [ChartSpec(self.text, bins)]

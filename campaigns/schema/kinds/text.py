@@ -1,4 +1,5 @@
 """`text`: free text with length limits."""
+import random
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -14,6 +15,7 @@ class TextQuestion(BaseQuestion):
     placeholder: str = ""
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    template: ClassVar[str] = "campaigns/questions/text.html"
 
     @model_validator(mode="after")
     def _lengths(self):
@@ -35,3 +37,9 @@ class TextQuestion(BaseQuestion):
         if len(value) < self.min_length:
             raise AnswerInvalid({self.id: f"At least {self.min_length} characters, please."})
         return value
+
+    def is_free_text(self, part: str) -> bool:
+        return True
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> str:
+        return ("ok" + "." * max(0, self.min_length - 2))[: self.max_length]
