@@ -108,14 +108,14 @@ def _render_preview(request: HttpRequest, campaign: Campaign, item: Item) -> Htt
 
 def statistics_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Agreement, scores with intervals, worker flags: the analysis part's page."""
-    from ..admin_statistics import campaign_statistics_view
+    from .statistics import campaign_statistics_view
 
     return campaign_statistics_view(request, campaign)
 
 
 def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Upload LLM-judge output for the campaign's items (the analysis part's page)."""
-    from ..admin_statistics import judgments_upload_view
+    from .statistics import judgments_upload_view
 
     return judgments_upload_view(request, campaign)
 

@@ -17,7 +17,7 @@ def test_an_oversized_json_body_is_a_json_413(client, settings):
     response = client.post("/api/anything/", data="[" + "1," * 5000 + "1]",
                            content_type="application/json")
     assert response.status_code == 413
-    assert response.json()["extra"]["code"] == "too_large"
+    assert response.json()["extra"]["code"] == "payload_too_large"
 
 
 def test_uploads_are_held_to_the_import_limit_not_the_form_limit(client, settings):

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.views.defaults import server_error as default_server_error
 
-from .ratelimit import json_error, wants_json
+from .errors import json_error, wants_json
 
 logger = logging.getLogger(__name__)
 
