@@ -55,7 +55,7 @@ def too_many_requests(request: HttpRequest, retry_after: int, scope: str) -> Htt
                               retry_after=retry_after)
     else:
         html = render_to_string(
-            "campaigns/rate_limited.html", {"retry_after": retry_after}, request=None
+            "http/rate_limited.html", {"retry_after": retry_after}, request=None
         )
         response = HttpResponse(html, status=429)
     response["Retry-After"] = str(retry_after)
