@@ -282,12 +282,9 @@ def _text_stream(raw: IO[bytes], *, compress: bool) -> Iterator[TextIO]:
 
 @contextmanager
 def _progress_without_flush_waits() -> Iterator[None]:
-    # A progress UPDATE per chunk is hundreds of commits; on PostgreSQL each would wait for its
+    # A progress UPDATE per chunk is hundreds of commits; each would wait for its
     # WAL flush. Progress may be lost in a crash without harm (the run restarts from scratch),
     # so this session skips the wait until the run is written; the final "done" waits again.
-    if connection.vendor != "postgresql":
-        yield
-        return
     with connection.cursor() as cursor:
         cursor.execute("SET synchronous_commit TO off")
     try:
