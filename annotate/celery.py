@@ -7,4 +7,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotate.settings")
 
 app = Celery("annotate")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["campaigns"], related_name="celery_tasks")
+app.autodiscover_tasks()  # each installed app's tasks module

@@ -46,8 +46,8 @@ MIDDLEWARE = [
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
-    "campaigns.ratelimit.RateLimitMiddleware",
-    "campaigns.limits.RequestSizeMiddleware",
+    "annotate.http.ratelimit.RateLimitMiddleware",
+    "annotate.http.limits.RequestSizeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -55,7 +55,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, so its process_exception sees view errors first: a database outage answers 503.
-    "campaigns.outage.DatabaseOutageMiddleware",
+    "annotate.http.outage.DatabaseOutageMiddleware",
 ]
 
 ROOT_URLCONF = "annotate.urls"
@@ -100,11 +100,16 @@ _CACHE_URL = env.str("CACHE_URL", default="") or env.str("REDIS_URL", default=""
 CACHES = {
     "default": (
         {
-            # RedisCache that misses instead of raising while Redis is down (pages keep working).
-            "BACKEND": "campaigns.failsoft_cache.FailSoftRedisCache",
+            "BACKEND": "django_redis.cache.RedisCache",
             "LOCATION": _CACHE_URL,
             "KEY_PREFIX": "annotate",
-            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+            "OPTIONS": {
+                "SOCKET_CONNECT_TIMEOUT": 0.5,
+                "SOCKET_TIMEOUT": 0.5,
+                # Reads miss and writes are dropped while Redis is down: the cache only holds
+                # rate-limit counters and throttle histories, so pages keep working without it.
+                "IGNORE_EXCEPTIONS": True,
+            },
         }
         if _CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "annotate"}
@@ -244,6 +249,10 @@ RATELIMIT_PER_TOKEN = env.int("RATELIMIT_PER_TOKEN", default=120)
 RATELIMIT_PER_ADDRESS = env.int("RATELIMIT_PER_ADDRESS", default=600)
 # Number of reverse proxies in front of gunicorn whose X-Forwarded-For entries to trust (0: none).
 RATELIMIT_TRUSTED_PROXIES = env.int("RATELIMIT_TRUSTED_PROXIES", default=0)
+# django-ratelimit counts them; a counter the cache cannot store lets the request through.
+# (django_ratelimit is not an installed app: its system check rejects the per-process memory
+# cache of the embedded mode, where one process and its own counters are what we want.)
+RATELIMIT_FAIL_OPEN = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)

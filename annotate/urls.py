@@ -2,15 +2,15 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from campaigns import export_views, views
+from campaigns import views
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", views.healthz, name="healthz"),
-    path("exports/<int:job_id>/download/", export_views.export_download, name="export_download"),
+    path("exports/<int:job_id>/download/", views.export_download, name="export_download"),
     path("api/", include("campaigns.api.urls")),
     path("", include("campaigns.urls")),
 ]
 
 # A database outage anywhere in the request answers 503 "please retry", not 500.
-handler500 = "campaigns.outage.server_error"
+handler500 = "annotate.http.outage.server_error"

@@ -9,8 +9,8 @@ What it does, all on 127.0.0.1:
 - sets up a campaign of 20,000 items (an ~80-word prompt and a ~50-word completion each,
   imported through the import service), k=3 annotations per item, one item per assignment;
 - starts `gunicorn annotate.wsgi -w 4 --preload` (sync workers, two per core; DEBUG off,
-  SECRET_KEY set, ALLOWED_HOSTS=127.0.0.1, BENCH_VIEWS=1 for the ceiling view, rate limits
-  off; the worker pages' SQL as prepared statements, as in production);
+  SECRET_KEY set, ALLOWED_HOSTS=127.0.0.1, bench.settings for the ceiling view's URLconf,
+  rate limits off; the worker pages' SQL as prepared statements, as in production);
 - for N = 1, 8, 32, 64 threads, each a worker (one PROLIFIC_PID per thread) that opens the
   Prolific study link once (GET /c/<slug>/?PROLIFIC_PID=..., for the CSRF token), then loops
   until the time is up or the campaign has no work left, like a worker taking one HIT after
@@ -65,9 +65,9 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.db.models import Count, F  # noqa: E402
 
+from bench.views import TABLE  # noqa: E402
 from campaigns.models import Annotation, Assignment, Campaign, Item  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
-from campaigns.views.bench import TABLE  # noqa: E402
 
 LIKERT = [{"value": v, "label": str(v), "description": f"level {v}"} for v in range(1, 6)]
 SCHEMA = {
@@ -120,7 +120,9 @@ def make_campaign(owner, slug: str, n_items: int) -> Campaign:
 def start_gunicorn(port: int, workers: int, threads: int = 1) -> subprocess.Popen:
     env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "bench-" + "x" * 50,
            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false",
-           "RATELIMIT_ENABLED": "false", "BENCH_VIEWS": "1", "CONN_MAX_AGE": "600",
+           "RATELIMIT_ENABLED": "false", "CONN_MAX_AGE": "600",
+           # The project's settings with the ceiling view's URLconf (bench/urls.py).
+           "DJANGO_SETTINGS_MODULE": "bench.settings",
            "STATIC_ROOT": "/tmp/annotate-bench-static", "LOG_LEVEL": "ERROR"}
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
                    cwd=ROOT, env=env, check=True)

@@ -169,9 +169,9 @@ def run_child(fmt: str) -> dict:
 def child(fmt: str) -> None:
     from django.core.files.storage import storages
 
-    from campaigns.celery_tasks import task_export_run
     from campaigns.models import ExportJob
     from campaigns.services.exports import export_job_create
+    from campaigns.tasks import task_export_run
 
     campaign = Campaign.objects.get(slug=SLUG)
     job = export_job_create(campaign=campaign, requested_by=None, fmt=fmt, enqueue=False)

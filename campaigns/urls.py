@@ -1,6 +1,4 @@
 """Worker-facing routes (no account needed)."""
-import os
-
 from django.urls import path
 
 from . import views
@@ -13,8 +11,3 @@ urlpatterns = [
     path("a/<str:token>/finish/", views.finish_page, name="finish"),
     path("a/<str:token>/done/", views.done_page, name="done"),
 ]
-
-if os.environ.get("BENCH_VIEWS") == "1":  # bench/crowd.py's ceiling view; not mounted otherwise
-    from .views.bench import bench_insert
-
-    urlpatterns.append(path("bench/insert/", bench_insert, name="bench-insert"))

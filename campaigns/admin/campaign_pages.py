@@ -108,14 +108,16 @@ def _render_preview(request: HttpRequest, campaign: Campaign, item: Item) -> Htt
 
 def statistics_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Agreement, scores with intervals, worker flags: the analysis part's page."""
-    from ..admin_statistics import campaign_statistics_view
+    # Imported on use: the analysis loads pandas, numpy and scipy, which a web process needs
+    # only when someone opens this page.
+    from .statistics import campaign_statistics_view
 
     return campaign_statistics_view(request, campaign)
 
 
 def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Upload LLM-judge output for the campaign's items (the analysis part's page)."""
-    from ..admin_statistics import judgments_upload_view
+    from .statistics import judgments_upload_view  # loads the analysis too (see above)
 
     return judgments_upload_view(request, campaign)
 

@@ -9,10 +9,10 @@ from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
+from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Assignment, DeletionRecord, Worker
-from ..privacy_admin import erase_workers
-from ..pseudonyms import worker_pseudonym
 from ..selectors.worker_activity import worker_assignments, worker_control_outcomes
+from .privacy import erase_workers
 from .scoping import ReadOnlyAdmin
 
 

@@ -13,8 +13,9 @@ import krippendorff
 import numpy as np
 import pandas as pd
 
+from . import N_BOOT
+
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
-N_BOOT = 1000
 
 
 @dataclass(frozen=True)

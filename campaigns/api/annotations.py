@@ -4,11 +4,11 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
+from rest_framework.views import APIView
 
+from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Worker
-from ..pseudonyms import worker_pseudonym
 from . import openapi
-from .base import ApiView
 from .pagination import PAGE_PARAMETERS, ApiCursorPagination, paginated
 from .permissions import campaign_for
 from .serializers import validated
@@ -43,7 +43,7 @@ def _worker_ids(campaign: Campaign, pseudonym: str) -> list[int]:
                                 platform_id=platform_id) == pseudonym]
 
 
-class AnnotationListApi(ApiView):
+class AnnotationListApi(APIView):
     class AnnotationFilterInput(serializers.Serializer):
         system = serializers.CharField(required=False, max_length=200)
         worker = serializers.RegexField(r"^w_[0-9a-f]{16}$", required=False, max_length=18)

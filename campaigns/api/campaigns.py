@@ -5,13 +5,13 @@ from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..errors import Conflict
 from ..models import Campaign
 from ..selectors.campaigns import campaigns_visible_to
 from ..services.campaigns import CONFIG_FIELDS, campaign_create, campaign_update
 from . import openapi
-from .base import ApiView
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
 from .serializers import StorableJSONField, StrictInput, validated
@@ -92,7 +92,7 @@ def _answer(request, campaign: Campaign, status_code: int = status.HTTP_200_OK) 
                     status=status_code)
 
 
-class CampaignListCreateApi(ApiView):
+class CampaignListCreateApi(APIView):
     @extend_schema(operation_id="campaigns_list", parameters=PAGE_PARAMETERS,
                    responses={200: paginated(CampaignOutput), **openapi.errors()})
     def get(self, request):
@@ -112,7 +112,7 @@ class CampaignListCreateApi(ApiView):
         return _answer(request, campaign, status.HTTP_201_CREATED)
 
 
-class CampaignDetailApi(ApiView):
+class CampaignDetailApi(APIView):
     @extend_schema(operation_id="campaigns_read",
                    responses={200: CampaignOutput, **openapi.errors()})
     def get(self, request, slug: str):
@@ -128,7 +128,7 @@ class CampaignDetailApi(ApiView):
         return _answer(request, campaign)
 
 
-class CampaignStatusApi(ApiView):
+class CampaignStatusApi(APIView):
     class CampaignStatusInput(StrictInput):
         status = serializers.ChoiceField(choices=Campaign.Status.choices)
 

@@ -6,10 +6,12 @@ import logging
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, IntegrityError, InterfaceError, OperationalError
-from django.http import Http404, JsonResponse
-from rest_framework import exceptions, serializers, status
+from django.http import Http404, HttpResponse
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
+
+from annotate.http.errors import error_body, json_error
 
 from ..errors import ServiceError
 from ..importing import ImportRejected
@@ -18,21 +20,11 @@ from ..schema import AnswerInvalid, SchemaInvalid
 logger = logging.getLogger(__name__)
 
 
-class PayloadTooLarge(exceptions.APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The request body is larger than the configured limit."
-    default_code = "payload_too_large"
-
-
 class ErrorSerializer(serializers.Serializer):
     """The error shape, for the OpenAPI schema."""
 
     message = serializers.CharField()
     extra = serializers.DictField(child=serializers.JSONField())
-
-
-def error_body(message: str, **extra) -> dict:
-    return {"message": message, "extra": extra}
 
 
 def _first_message(detail) -> str:
@@ -95,7 +87,9 @@ def _describe(exc: Exception) -> tuple[int, dict, dict]:
     if isinstance(exc, DjangoValidationError):
         return 400, error_body(f"Invalid input. {'; '.join(exc.messages)}", code="invalid"), {}
     if isinstance(exc, RequestDataTooBig):
-        return 413, error_body(PayloadTooLarge.default_detail, code="payload_too_large"), {}
+        # A body without Content-Length that grew past the limit while Django read it.
+        message = "The request body is larger than the configured limit."
+        return 413, error_body(message, code="payload_too_large"), {}
     if isinstance(exc, SuspiciousOperation):
         return 400, error_body(f"Bad request: {exc}", code="bad_request"), {}
     if isinstance(exc, IntegrityError):
@@ -111,7 +105,7 @@ def _describe(exc: Exception) -> tuple[int, dict, dict]:
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     """REST_FRAMEWORK["EXCEPTION_HANDLER"]: one shape, the right status, never a bare 500 page."""
     if isinstance(exc, OperationalError | InterfaceError):
-        # A database outage: re-raised for campaigns.outage, which answers 503 "retry" and
+        # A database outage: re-raised for annotate.http.outage, which answers 503 "retry" and
         # drops the broken connection.
         return None
     status_code, body, headers = _describe(exc)
@@ -119,6 +113,6 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return Response(body, status=status_code, headers=headers)
 
 
-def not_found(request, *args, **kwargs) -> JsonResponse:
+def not_found(request, *args, **kwargs) -> HttpResponse:
     """Any /api/ path that matches no route: a JSON 404 instead of Django's HTML page."""
-    return JsonResponse(error_body("No such API endpoint.", code="not_found"), status=404)
+    return json_error("No such API endpoint.", status=404, code="not_found")

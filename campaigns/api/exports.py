@@ -11,12 +11,12 @@ from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..errors import Conflict
 from ..models import ExportJob
 from ..services.exports import export_job_create
 from . import openapi
-from .base import ApiView
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
 from .serializers import StrictInput, validated
@@ -69,7 +69,7 @@ def _job_for(user, slug: str, job_id: int) -> ExportJob:
     return job
 
 
-class ExportListCreateApi(ApiView):
+class ExportListCreateApi(APIView):
     class ExportCreateInput(StrictInput):
         format = serializers.ChoiceField(choices=ExportJob.Format.choices,
                                          default=ExportJob.Format.CSV)
@@ -103,7 +103,7 @@ class ExportListCreateApi(ApiView):
                         status=status.HTTP_202_ACCEPTED)
 
 
-class ExportDetailApi(ApiView):
+class ExportDetailApi(APIView):
     @extend_schema(operation_id="exports_read", tags=["exports"],
                    responses={200: ExportJobOutput, **openapi.errors()})
     def get(self, request, slug: str, job_id: int):
@@ -118,7 +118,7 @@ CONTENT_TYPES = {".csv": "text/csv", ".jsonl": "application/x-ndjson",
 _FILE = OpenApiResponse(OpenApiTypes.BINARY, description="The export file.")
 
 
-class ExportDownloadApi(ApiView):
+class ExportDownloadApi(APIView):
     def perform_content_negotiation(self, request, force=False):
         # The answer is a file, not rendered JSON: never refuse an Accept header with 406.
         return super().perform_content_negotiation(request, force=True)

@@ -9,12 +9,12 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..importing import FORMATS, ImportRejected, RowError
 from ..models import Item
 from ..services.items import items_import
 from . import openapi
-from .base import ApiView
 from .pagination import PAGE_PARAMETERS, ApiCursorPagination, paginated
 from .permissions import campaign_for
 from .serializers import reject_unstorable, validated
@@ -50,7 +50,7 @@ def check_storable(content: bytes) -> None:
                                        "surrogates, which cannot be stored")])
 
 
-class ItemImportApi(ApiView):
+class ItemImportApi(APIView):
     parser_classes = [JSONParser, MultiPartParser]
 
     class ItemImportOutput(serializers.Serializer):
@@ -98,7 +98,7 @@ class ItemImportApi(ApiView):
         return json.dumps(data).encode()
 
 
-class ItemListApi(ApiView):
+class ItemListApi(APIView):
     class ItemFilterInput(serializers.Serializer):
         system = serializers.CharField(required=False, max_length=200)
         control = serializers.ChoiceField(required=False, choices=Item.Control.choices)

@@ -6,6 +6,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..importing import ImportRejected, RowError
 from ..services.judgments import (
@@ -15,7 +16,6 @@ from ..services.judgments import (
     read_judgment_file,
 )
 from . import openapi
-from .base import ApiView
 from .items import check_storable
 from .permissions import campaign_for
 from .serializers import StrictInput, reject_unstorable, validated
@@ -54,7 +54,7 @@ def _rows_from_json(data) -> list[JudgmentRow]:
     return rows
 
 
-class JudgmentImportApi(ApiView):
+class JudgmentImportApi(APIView):
     parser_classes = [JSONParser, MultiPartParser]
 
     class JudgmentImportOutput(serializers.Serializer):

@@ -4,11 +4,11 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from ..models import Annotation, Item
 from ..selectors.dashboard import campaign_progress
 from . import openapi
-from .base import ApiView
 from .permissions import campaign_for
 
 
@@ -31,7 +31,7 @@ class CampaignProgressOutput(serializers.Serializer):
     control_items = serializers.IntegerField(help_text="Attention-check and gold items.")
 
 
-class CampaignProgressApi(ApiView):
+class CampaignProgressApi(APIView):
     @extend_schema(operation_id="campaigns_progress", tags=["progress"],
                    responses={200: CampaignProgressOutput, **openapi.errors()})
     def get(self, request, slug: str):

@@ -1,14 +1,17 @@
-"""Statistics endpoints: every analysis table, and one question's agreement on its own."""
+"""Statistics endpoints: every analysis table, and one question's agreement on its own.
+
+The analysis (pandas, numpy, scipy) is imported by the requests that need it, not when a web
+process loads the URLconf: most processes never serve a statistics request.
+"""
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from ..analysis.agreement import N_BOOT
-from ..selectors.analysis import campaign_statistics, question_agreement
+from ..analysis import N_BOOT
 from . import openapi
-from .base import ApiView
 from .permissions import campaign_for
 from .serializers import validated
 
@@ -25,7 +28,7 @@ STATS_SCHEMA = {
 }
 
 
-class CampaignStatsApi(ApiView):
+class CampaignStatsApi(APIView):
     class StatsFilterInput(serializers.Serializer):
         exclude_flagged = serializers.BooleanField(required=False, default=False)
 
@@ -39,6 +42,8 @@ class CampaignStatsApi(ApiView):
     def get(self, request, slug: str):
         """Agreement, system scores and ranking, pairwise tests, judge-vs-human figures,
         worker quality and progress per day."""
+        from ..selectors.analysis import campaign_statistics
+
         campaign = campaign_for(request.user, slug)
         filters = validated(self.StatsFilterInput, request.query_params)
         return Response(campaign_statistics(campaign=campaign, **filters))
@@ -63,7 +68,7 @@ AGREEMENT_SCHEMA = {
 }
 
 
-class QuestionAgreementApi(ApiView):
+class QuestionAgreementApi(APIView):
     class AgreementInput(serializers.Serializer):
         question = serializers.CharField(max_length=64)
         part = serializers.CharField(max_length=64, required=False, default="",
@@ -89,6 +94,8 @@ class QuestionAgreementApi(ApiView):
     def get(self, request, slug: str):
         """One question part's agreement (the agreement table's row), fast on big campaigns:
         likert questions and rubric criteria are computed from per-item tallies."""
+        from ..selectors.analysis import question_agreement
+
         campaign = campaign_for(request.user, slug)
         filters = validated(self.AgreementInput, request.query_params)
         try:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from ..pseudonyms import worker_pseudonym
 from ..schema import BaseQuestion, TaskSchema
+from .pseudonyms import worker_pseudonym
 
 # The values_list() fields read per annotation, in this order (see META_COLUMNS for the output).
 # The answers come last, as JSON text (parsed with orjson, or spliced into jsonl unparsed).

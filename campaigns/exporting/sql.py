@@ -23,9 +23,9 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ..models import Annotation, Assignment, Item, Worker
-from ..pseudonyms import worker_pseudonym
 from .columns import ColumnPlan
 from .formats import CsvLongWriter, CsvWriter
+from .pseudonyms import worker_pseudonym
 from .source import ExportScope, annotation_chunks
 
 CHUNK = 50_000

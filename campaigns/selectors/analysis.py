@@ -18,8 +18,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from ..analysis import agreement, judges, quality, scores
+from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, Worker
-from ..pseudonyms import worker_pseudonym
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
 
 FRAME_COLUMNS = [

@@ -110,12 +110,8 @@ def _clean_options(options: dict[str, Any] | None) -> dict[str, bool]:
 
 def export_job_enqueue(*, job: ExportJob) -> None:
     """Send the job to the task queue; a broker that is down fails the job and raises 503."""
-    from ..celery_tasks import task_export_run
-
     try:
-        task_export_run.apply_async(
-            kwargs={"job_id": job.pk}, retry=True, retry_policy=ENQUEUE_RETRY
-        )
+        _dispatch_run(job_id=job.pk)
     except (KombuError, OSError) as exc:
         reason = f"the task queue is unreachable: {exc}"
         export_job_fail(job_id=job.pk, message=reason)
@@ -125,6 +121,14 @@ def export_job_enqueue(*, job: ExportJob) -> None:
             code="broker_unreachable",
             status=503,
         ) from None
+
+
+def _dispatch_run(*, job_id: int) -> None:
+    """Publish the run task (eagerly run in-process when no broker is configured)."""
+    # Imported here: campaigns.tasks imports this module to call its services.
+    from ..tasks import task_export_run
+
+    task_export_run.apply_async(kwargs={"job_id": job_id}, retry=True, retry_policy=ENQUEUE_RETRY)
 
 
 # --- running ------------------------------------------------------------------------------------
@@ -238,22 +242,20 @@ def _chunks(scope: ExportScope) -> Iterator[list[tuple]]:
     return read_ahead(read) if read_ahead_possible() else read()
 
 
+# The analysis imports pandas, numpy and scipy: loaded by the export run, which happens in a
+# Celery worker, so that web processes (which import this module to create jobs) do without.
+
+
 def _write_analysis(job: ExportJob, stream: TextIO) -> int | None:
-    try:
-        from ..analysis_export import write_analysis
-    except ImportError as exc:
-        raise ServiceError(f"The {job.format} export is not available yet ({exc}).") from None
+    from ..exporting.analysis import write_analysis
+
     write_analysis(job=job, stream=stream)
     return None
 
 
 def _flagged_workers(campaign: Campaign) -> set[int]:
-    try:
-        from ..selectors.analysis import flagged_worker_ids
-    except ImportError as exc:
-        raise ServiceError(
-            f"Excluding flagged workers is not available yet ({exc})."
-        ) from None
+    from ..selectors.analysis import flagged_worker_ids
+
     return set(flagged_worker_ids(campaign=campaign))
 
 
@@ -280,12 +282,9 @@ def _text_stream(raw: IO[bytes], *, compress: bool) -> Iterator[TextIO]:
 
 @contextmanager
 def _progress_without_flush_waits() -> Iterator[None]:
-    # A progress UPDATE per chunk is hundreds of commits; on PostgreSQL each would wait for its
+    # A progress UPDATE per chunk is hundreds of commits; each would wait for its
     # WAL flush. Progress may be lost in a crash without harm (the run restarts from scratch),
     # so this session skips the wait until the run is written; the final "done" waits again.
-    if connection.vendor != "postgresql":
-        yield
-        return
     with connection.cursor() as cursor:
         cursor.execute("SET synchronous_commit TO off")
     try:

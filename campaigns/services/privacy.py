@@ -24,6 +24,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from ..errors import ServiceError
+from ..exporting.pseudonyms import worker_pseudonym
 from ..models import (
     Annotation,
     Assignment,
@@ -34,7 +35,6 @@ from ..models import (
     Item,
     Worker,
 )
-from ..pseudonyms import worker_pseudonym
 from .assignments import for_update
 
 logger = logging.getLogger(__name__)

@@ -1,8 +1,9 @@
-"""Worker-facing views (thin: they adapt the request and call services and selectors)."""
+"""Web views (thin: they adapt the request and call services and selectors)."""
 from .assignment import done_page, finish_page, item_page
 from .entry import campaign_entry
+from .exports import export_download
 from .health import healthz
 from .preview import render_item_preview
 
-__all__ = ["campaign_entry", "done_page", "finish_page", "healthz", "item_page",
-           "render_item_preview"]
+__all__ = ["campaign_entry", "done_page", "export_download", "finish_page", "healthz",
+           "item_page", "render_item_preview"]

@@ -3,7 +3,6 @@ import sys
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -19,17 +18,6 @@ def pytest_terminal_summary(terminalreporter):
     if tally:
         statuses = ", ".join(f"{code}: {n}" for code, n in sorted(tally.items()))
         terminalreporter.write_line(f"schemathesis: {tally.total()} cases; statuses {statuses}")
-
-
-class FastPBKDF2PasswordHasher(PBKDF2PasswordHasher):
-    """Test users' passwords need no strength; a million iterations per user cost seconds."""
-
-    iterations = 1
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["tests.api.conftest.FastPBKDF2PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)

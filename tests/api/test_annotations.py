@@ -4,8 +4,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from campaigns.exporting.pseudonyms import worker_pseudonym
 from campaigns.models import Annotation
-from campaigns.pseudonyms import worker_pseudonym
 from tests.api.conftest import make_annotation, make_items
 
 pytestmark = pytest.mark.django_db

@@ -35,10 +35,13 @@ def test_hardening_settings_with_debug_off():
     assert result.stdout.split() == ["True"] * 7, result.stdout + result.stderr
 
 
-def test_the_cache_is_redis_when_a_url_is_given():
+def test_the_cache_is_a_fail_soft_redis_with_short_timeouts_when_a_url_is_given():
     code = (
         "import django; django.setup(); from django.conf import settings as s; "
-        "print(s.CACHES['default']['BACKEND'])"
+        "c = s.CACHES['default']; o = c['OPTIONS']; "
+        "print(c['BACKEND'], o['IGNORE_EXCEPTIONS'], o['SOCKET_CONNECT_TIMEOUT'] <= 1, "
+        "o['SOCKET_TIMEOUT'] <= 1)"
     )
     result = run_python("-c", code, timeout=60, REDIS_URL="redis://127.0.0.1:6379/7")
-    assert result.stdout.strip() == "campaigns.failsoft_cache.FailSoftRedisCache", result.stderr
+    assert result.stdout.split() == ["django_redis.cache.RedisCache", "True", "True", "True"], (
+        result.stdout + result.stderr)

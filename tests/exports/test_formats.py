@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from campaigns.pseudonyms import worker_pseudonym
+from campaigns.exporting.pseudonyms import worker_pseudonym
 from tests.factories import CONTINUATION_SCHEMA, TRANSLATION_SCHEMA, make_campaign
 
 from .conftest import make_annotation

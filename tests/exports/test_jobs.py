@@ -120,20 +120,6 @@ def test_the_number_of_queries_grows_with_chunks_not_rows(campaign, settings):
     assert queries(100) == one_chunk  # more rows, same chunks, same queries
 
 
-def test_excluding_flagged_workers_fails_clearly_when_the_analysis_is_not_available(
-    campaign, export, monkeypatch
-):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "campaigns.selectors.analysis", None)
-    job = export_job_create(campaign=campaign, requested_by=None, fmt="csv",
-                            options={"exclude_flagged": True}, enqueue=False)
-    export_job_run(job_id=job.pk)
-    job.refresh_from_db()
-    assert job.status == "failed"
-    assert "Excluding flagged workers is not available yet" in job.error
-
-
 def test_excluding_flagged_workers_leaves_their_annotations_out(campaign, monkeypatch):
     import sys
     import types
@@ -148,18 +134,6 @@ def test_excluding_flagged_workers_leaves_their_annotations_out(campaign, monkey
     export_job_run(job_id=job.pk)
     records = [json.loads(line) for line in read_export(job).splitlines()]
     assert [r["annotation_id"] for r in records] == [kept.pk]
-
-
-def test_an_analysis_format_fails_clearly_when_its_writer_is_missing(campaign, monkeypatch):
-    import sys
-
-    monkeypatch.setitem(sys.modules, "campaigns.analysis_export", None)
-    job = export_job_create(campaign=campaign, requested_by=None, fmt="analysis-csv",
-                            enqueue=False)
-    export_job_run(job_id=job.pk)
-    job.refresh_from_db()
-    assert job.status == "failed"
-    assert "The analysis-csv export is not available yet" in job.error
 
 
 def test_a_redelivered_job_restarts_from_scratch_as_a_new_attempt(campaign):

@@ -2,8 +2,8 @@
 import pytest
 from django.core.files.storage import storages
 
+from campaigns.exporting.pseudonyms import worker_pseudonym
 from campaigns.models import ExportJob
-from campaigns.pseudonyms import worker_pseudonym
 from campaigns.services.annotations import annotation_submit
 from campaigns.services.assignments import assignment_claim, worker_get_or_create
 from campaigns.services.exports import export_job_create

@@ -7,8 +7,8 @@ from django.core.files.storage import storages
 from django.core.management import CommandError, call_command
 from django.db.models import Count, Q
 
+from campaigns.exporting.pseudonyms import worker_pseudonym
 from campaigns.models import Annotation, Assignment, DeletionRecord, ExportJob, Item, Worker
-from campaigns.pseudonyms import worker_pseudonym
 from campaigns.services.annotations import annotation_submit
 from campaigns.services.assignments import assignment_claim, assignment_submit, worker_get_or_create
 from campaigns.services.privacy import worker_erase, worker_find

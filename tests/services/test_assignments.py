@@ -5,7 +5,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from campaigns.celery_tasks import task_expire_assignments
 from campaigns.errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
 from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from campaigns.schema import AnswerInvalid
@@ -19,6 +18,7 @@ from campaigns.services.assignments import (
     worker_record_consent,
     worker_record_intake,
 )
+from campaigns.tasks import task_expire_assignments
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db

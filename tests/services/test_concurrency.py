@@ -9,7 +9,6 @@ from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
-from campaigns.celery_tasks import task_expire_assignments
 from campaigns.errors import Conflict, NotLive, NoWorkAvailable, WorkerLimitReached
 from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item
 from campaigns.services.annotations import annotation_submit
@@ -18,6 +17,7 @@ from campaigns.services.assignments import (
     assignment_submit,
     worker_get_or_create,
 )
+from campaigns.tasks import task_expire_assignments
 from tests.factories import make_campaign, make_items
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -1,4 +1,4 @@
-"""bench/crowd.py's ceiling: the cheapest Django view that writes one row (BENCH_VIEWS=1 only)."""
+"""bench/crowd.py's ceiling: the cheapest Django view that writes one row (bench/urls.py)."""
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt

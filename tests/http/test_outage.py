@@ -1,7 +1,7 @@
 """A lost database connection answers 503 "please retry" (page or JSON), never a 500 trace."""
 import pytest
 
-pytestmark = [pytest.mark.urls("tests.deploy.urls_outage")]
+pytestmark = [pytest.mark.urls("tests.http.urls_outage")]
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def test_other_errors_are_still_500s(client):
 def test_the_500_handler_turns_a_database_error_outside_a_view_into_a_503(rf):
     from django.db.utils import OperationalError
 
-    from campaigns.outage import server_error
+    from annotate.http.outage import server_error
 
     request = rf.get("/a/tok/1/")
     try:

@@ -1,12 +1,17 @@
-"""Rate limits on the worker pages (/c/ and /a/), per assignment token and per client address."""
+"""Rate limits on the worker pages (/c/ and /a/), per assignment token and per client address.
+
+Counting is django-ratelimit's (fixed windows in the cache); this middleware picks the keys
+and answers 429 as a page or as JSON.
+"""
 import logging
 import re
-import time
 
 from django.conf import settings
-from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django_ratelimit.core import get_usage
+
+from .errors import json_error, wants_json
 
 logger = logging.getLogger(__name__)
 
@@ -24,41 +29,20 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
-def hit(key: str, limit: int, window: int) -> tuple[bool, int]:
-    """Count one request against `key`; (allowed, seconds until the window resets).
+def hit(request: HttpRequest, *, scope: str, key: str, limit: int) -> int | None:
+    """Count one request against `key`; the seconds to wait if it is over `limit`, else None.
 
     Fails open: if the cache (Redis) is unreachable, nobody is limited and the page still works.
     """
-    now = time.time()
-    bucket = int(now // window)
-    retry_after = max(1, int((bucket + 1) * window - now))
-    cache_key = f"rl:{key}:{bucket}"
     try:
-        cache.add(cache_key, 0, timeout=window + 1)
-        count = cache.incr(cache_key)
-    except ValueError:  # evicted between add and incr: start the window again
-        count = 1
-        try:
-            cache.set(cache_key, 1, timeout=window + 1)
-        except Exception:  # noqa: BLE001 - cache down: fail open
-            return True, retry_after
+        usage = get_usage(request, group=f"worker-{scope}", key=lambda group, request: key,
+                          rate=(limit, settings.RATELIMIT_WINDOW_SECONDS), increment=True)
     except Exception as exc:  # noqa: BLE001 - cache down: fail open
         logger.warning("rate limit not applied, cache unavailable: %s", exc)
-        return True, retry_after
-    return count <= limit, retry_after
-
-
-def wants_json(request: HttpRequest) -> bool:
-    """API paths and clients that ask for JSON (not browsers) get JSON errors."""
-    if request.path_info.startswith("/api/"):
-        return True
-    accept = request.META.get("HTTP_ACCEPT", "")
-    return "application/json" in accept and "text/html" not in accept
-
-
-def json_error(message: str, *, status: int, code: str, **extra) -> JsonResponse:
-    """The API's one error shape: {"message": ..., "extra": {"code": ..., ...}}."""
-    return JsonResponse({"message": message, "extra": {"code": code, **extra}}, status=status)
+        return None
+    if usage is None or not usage["should_limit"]:  # None: the cache failed (fail open)
+        return None
+    return max(1, usage["time_left"])
 
 
 def too_many_requests(request: HttpRequest, retry_after: int, scope: str) -> HttpResponse:
@@ -71,7 +55,7 @@ def too_many_requests(request: HttpRequest, retry_after: int, scope: str) -> Htt
                               retry_after=retry_after)
     else:
         html = render_to_string(
-            "campaigns/rate_limited.html", {"retry_after": retry_after}, request=None
+            "http/rate_limited.html", {"retry_after": retry_after}, request=None
         )
         response = HttpResponse(html, status=429)
     response["Retry-After"] = str(retry_after)
@@ -88,13 +72,11 @@ class RateLimitMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         match = WORKER_PATH.match(request.path_info)
         if match and settings.RATELIMIT_ENABLED:
-            window = settings.RATELIMIT_WINDOW_SECONDS
-            checks = [("address", f"ip:{client_address(request)}", settings.RATELIMIT_PER_ADDRESS)]
+            checks = [("address", client_address(request), settings.RATELIMIT_PER_ADDRESS)]
             if match["token"]:
-                token = match["token"][:80]
-                checks.insert(0, ("token", f"tok:{token}", settings.RATELIMIT_PER_TOKEN))
+                checks.insert(0, ("token", match["token"][:80], settings.RATELIMIT_PER_TOKEN))
             for scope, key, limit in checks:
-                allowed, retry_after = hit(key, limit, window)
-                if not allowed:
+                retry_after = hit(request, scope=scope, key=key, limit=limit)
+                if retry_after is not None:
                     return too_many_requests(request, retry_after, scope)
         return self.get_response(request)

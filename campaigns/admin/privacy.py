@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
-from .pseudonyms import worker_pseudonym
-from .services.privacy import worker_erase
+from ..exporting.pseudonyms import worker_pseudonym
+from ..services.privacy import worker_erase
 
 
 @admin.action(description="Delete the selected workers' data (on their request)")

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from campaigns.analysis_export import write_analysis
+from campaigns.exporting.analysis import write_analysis
 from campaigns.models import ExportJob
 from tests.analysis.test_selector import _study
 

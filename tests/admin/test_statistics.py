@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import RequestFactory
 from django.urls import reverse
 
-from campaigns.admin_statistics import judgments_upload_view
+from campaigns.admin.statistics import judgments_upload_view
 from campaigns.models import Annotation
 from tests.analysis.helpers import add_item
 from tests.analysis.test_selector import _study

@@ -13,9 +13,9 @@ import csv
 import json
 from typing import TextIO
 
-from .exporting.cells import csv_cell
-from .models import ExportJob
-from .selectors.analysis import campaign_statistics
+from ..models import ExportJob
+from ..selectors.analysis import campaign_statistics
+from .cells import csv_cell
 
 SCALARS = ("campaign", "exclude_flagged")
 

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.views.defaults import server_error as default_server_error
 
-from .ratelimit import json_error, wants_json
+from .errors import json_error, wants_json
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ def retry_later(request: HttpRequest) -> HttpResponse:
                               retry_after=RETRY_AFTER_SECONDS)
     else:
         try:
-            html = render_to_string("campaigns/retry_later.html", request=None)
+            html = render_to_string("http/retry_later.html", request=None)
         except Exception:  # noqa: BLE001 - the page must not fail; fall back to plain text
             html = MESSAGE
         response = HttpResponse(html, status=503)

@@ -4,7 +4,7 @@ from unittest import mock
 import pytest
 from django.core.cache import cache
 
-from campaigns import ratelimit
+from annotate.http import ratelimit
 
 pytestmark = pytest.mark.django_db
 
@@ -18,11 +18,13 @@ def _fresh_counters():
 
 @pytest.fixture(autouse=True)
 def _clock_mid_window(monkeypatch):
-    """Windows follow the wall clock; a test that straddled a minute boundary would see its
-    counter restart. Pin the limiter's clock mid-window (tests that move it patch it again)."""
+    """Windows follow the wall clock; a test that straddled a window's end would see its
+    counter restart. Pin the clock of the counting library (django-ratelimit)."""
     from types import SimpleNamespace
 
-    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
+    from django_ratelimit import core
+
+    monkeypatch.setattr(core, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
 
 
 def test_a_worker_at_a_brisk_human_pace_never_meets_the_limit(client, settings):
@@ -71,7 +73,7 @@ def test_other_paths_are_not_limited(client, settings):
 
 def test_the_limiter_fails_open_when_the_cache_is_down(client, settings):
     settings.RATELIMIT_PER_TOKEN = 1
-    with mock.patch.object(ratelimit.cache, "add", side_effect=ConnectionError("redis down")):
+    with mock.patch.object(cache, "add", side_effect=ConnectionError("redis down")):
         statuses = [client.get("/a/down-token/1/").status_code for _ in range(5)]
     assert 429 not in statuses
 

@@ -1,4 +1,4 @@
-"""Celery tasks: thin wrappers that call services (see CONVENTIONS §7)."""
+"""Celery tasks: thin wrappers that load a row by id and call a service; names are stable."""
 from __future__ import annotations
 
 from annotate.celery import app

@@ -13,10 +13,10 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
-from .importing import ImportRejected
-from .models import Campaign, Worker
-from .selectors.analysis import campaign_statistics, item_side_by_side
-from .services.judgments import judgments_import, read_judgment_file
+from ..importing import ImportRejected
+from ..models import Campaign, Worker
+from ..selectors.analysis import campaign_statistics, item_side_by_side
+from ..services.judgments import judgments_import, read_judgment_file
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
 

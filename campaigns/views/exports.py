@@ -7,8 +7,8 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from .models import ExportJob
-from .selectors.campaigns import campaigns_visible_to
+from ..models import ExportJob
+from ..selectors.campaigns import campaigns_visible_to
 
 CONTENT_TYPES = {
     ".csv": "text/csv; charset=utf-8",

@@ -1,0 +1,1 @@
+"""Benchmarks that print figures (run on demand, not part of the test suite)."""
