@@ -1,4 +1,4 @@
-"""Reads for the worker's pages: an assignment's items in order, answers, progress."""
+"""The worker pages' reads: an assignment by token, its items in order, answers, progress."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +7,8 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model
 from django.utils import timezone
 
-from .. import prepared
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from . import prepared
 
 __all__ = [
     "AssignmentEntry",
@@ -80,9 +80,9 @@ class AssignmentPage:
 
 
 # --- hand-written SQL for the hottest reads ---------------------------------------------------
-# Every worker request starts with one of these lookups. Compiling the equivalent ORM query
-# costs about ten times the database round trip in CPU, so they are plain SQL built once from
-# the models' metadata, with the same converters the ORM applies (JSON, SQLite datetimes).
+# Every worker request starts with one of these lookups; they are plain SQL built once from
+# the models' metadata and hydrated with the converters the ORM applies, because compiling
+# the equivalent ORM query costs several times the whole read in CPU (bench/worker_cpu.py).
 
 def model_columns(model: type[Model], alias: str) -> str:
     """The model's concrete columns, qualified by `alias`, in field order (for model_from_row)."""
@@ -178,15 +178,10 @@ def assignment_with_page(*, token: str,
     """assignment_by_token and assignment_page together: (None, None) for an unknown token,
     (assignment, None) for a position it does not have.
 
-    One query on PostgreSQL (the item page's read), and one more for the saved answers
-    only when there are some.
+    One query (the item page's read), and one more for the saved answers only when there
+    are some.
     """
     conn = connections[DEFAULT_DB_ALIAS]
-    if conn.vendor != "postgresql":
-        assignment = assignment_by_token(token=token)
-        if assignment is None:
-            return None, None
-        return assignment, assignment_page(assignment=assignment, position=position)
     if not token or len(token) > 64:
         return None, None
     if "assignment_page" not in _SQL:

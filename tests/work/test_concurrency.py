@@ -12,8 +12,8 @@ from django.utils import timezone
 from campaigns.celery_tasks import task_expire_assignments
 from campaigns.errors import Conflict, NotLive, NoWorkAvailable, WorkerLimitReached
 from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import (
+from campaigns.work import (
+    annotation_submit,
     assignment_claim,
     assignment_submit,
     worker_get_or_create,
