@@ -307,3 +307,18 @@ def test_saving_by_token_refuses_what_annotation_submit_refuses(assignment):
         annotation_submit(token=assignment.token, position=1,
                           answers=_reader(ANSWERS, calls))
     assert not Annotation.objects.exists()
+
+
+def test_a_judge_import_scores_control_items_as_a_workers_save_does(owner):
+    from campaigns.services.judgments import JudgmentRow, judgments_import
+
+    campaign = make_campaign(owner=owner, schema=RUBRIC_SCHEMA)
+    ones = "{" + ", ".join(f'"{n}": 1' for n in range(1, 16)) + "}"
+    for name, expected in (("pass", 1), ("fail", 2)):
+        Item.objects.create(campaign=campaign, external_id=name, control="gold",
+                            gold={"rubric": {"C1": expected}}, slots_wanted=0,
+                            data={"prompt": "p", "response": "r"})
+    judgments_import(campaign=campaign, rows=[JudgmentRow(1, "pass", "judge", ones),
+                                              JudgmentRow(2, "fail", "judge", ones)])
+    outcomes = dict(Annotation.objects.values_list("item__external_id", "control_passed"))
+    assert outcomes == {"pass": True, "fail": False}
