@@ -18,7 +18,6 @@ __all__ = [
     "assignment_columns",
     "assignment_entries",
     "assignment_from_row",
-    "assignment_page",
     "assignment_progress",
     "assignment_with_page",
     "campaign_and_worker",
@@ -175,7 +174,8 @@ def assignment_from_row(values: list) -> tuple[Assignment, list]:
 
 def assignment_with_page(*, token: str,
                          position: int) -> tuple[Assignment | None, AssignmentPage | None]:
-    """assignment_by_token and assignment_page together: (None, None) for an unknown token,
+    """The assignment this token opens (as assignment_by_token) and the page at `position`
+    (the item, its saved answers, the progress): (None, None) for an unknown token,
     (assignment, None) for a position it does not have.
 
     One query (the item page's read), and one more for the saved answers only when there
@@ -279,27 +279,6 @@ def assignment_entries(*, assignment: Assignment) -> list[AssignmentEntry]:
                  .order_by("position"))
     annotations = {a.item_id: a for a in Annotation.objects.filter(assignment=assignment)}
     return [AssignmentEntry(s.position, s.item, annotations.get(s.item_id)) for s in slots]
-
-
-def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage | None:
-    """The item at `position` with its saved answers and the progress, or None.
-
-    Two queries (progress, then the item); a third loads the answers only when there are
-    some. The item page reads all of it with the assignment in one: assignment_with_page.
-    """
-    progress = assignment_progress(assignment=assignment)
-    if not 1 <= position <= progress.total:
-        return None
-    if "slot" not in _SQL:
-        columns = model_columns(Item, "i")
-        _SQL["slot"] = (f"SELECT {columns} FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
-                        f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
-                        "WHERE ai.assignment_id = %s AND ai.position = %s")
-    row = _fetch_one(_SQL["slot"], [assignment.pk, position])
-    if row is None:
-        return None
-    item = model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row))
-    return _page(assignment, position, item, progress)
 
 
 def worker_by_platform_id(*, campaign: Campaign, platform: str,
