@@ -79,9 +79,10 @@ class AssignmentPage:
 
 
 # --- hand-written SQL for the hottest reads ---------------------------------------------------
-# Every worker request starts with one of these lookups; they are plain SQL built once from
-# the models' metadata and hydrated with the converters the ORM applies, because compiling
-# the equivalent ORM query costs several times the whole read in CPU (bench/worker_cpu.py).
+# Every worker request starts with one of these lookups: plain SQL built once from the models'
+# metadata, hydrated with the converters the ORM applies. Not Manager.raw() or the ORM: raw()
+# cannot attach the campaign and worker from the same row, and compiling the ORM query costs
+# several times the whole read in CPU on every request.
 
 def model_columns(model: type[Model], alias: str) -> str:
     """The model's concrete columns, qualified by `alias`, in field order (for model_from_row)."""
