@@ -86,7 +86,7 @@ DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with a health check that polls the socket instead of a round trip.
     DATABASES["default"]["ENGINE"] = "annotate.postgresql"
-# The worker pages' hot SQL runs as server-side prepared statements (campaigns/prepared.py);
+# The worker pages' hot SQL runs as server-side prepared statements (campaigns/work/prepared.py);
 # false behind a transaction-mode pooler such as PgBouncer.
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -46,7 +46,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from campaigns import prepared  # noqa: E402
+from campaigns.work import prepared  # noqa: E402
 
 KINDS = crowd.KINDS
 

@@ -1,7 +1,7 @@
 """The data model: campaigns, items, workers, assignments, annotations, export jobs.
 
 Models hold data and invariants (constraints, indexes); business rules live in
-campaigns/services and campaigns/selectors.
+campaigns/services and campaigns/selectors, the worker's hot path in campaigns/work.
 """
 import secrets
 
@@ -231,8 +231,6 @@ class Assignment(models.Model):
             # so finding the overdue ones stays cheap however many were submitted.
             models.Index(fields=["deadline"], name="assignment_active_deadline",
                          condition=Q(status="active")),
-            # Checking a code a worker reports (completion_code_verify).
-            models.Index(fields=["campaign", "completion_code"], name="assignment_code"),
         ]
 
     def __str__(self) -> str:
@@ -315,10 +313,11 @@ class ItemTally(models.Model):
 
     `counts` is {"<question>" or "<question>/<part>": {"<value>": n}}, for every number in an
     answer's top level or one level down (likert points, rubric criteria, sliders). Kept by
-    PostgreSQL statement triggers on the annotation table (migration 0006), so every write
-    path (pages, API, erasure, deletes, raw SQL) keeps it exact; attention/gold items and LLM
-    judges are not counted. Agreement on a fixed scale reads these per-item tallies instead
-    of a million answers (selectors.analysis.question_value_counts). Not kept on SQLite.
+    PostgreSQL statement triggers on the annotation table (campaigns/work/sql/tally_v1.sql),
+    so every write path (pages, API, erasure, deletes, raw SQL) keeps it exact;
+    attention/gold items and LLM judges are not counted. Agreement on a fixed scale reads
+    these per-item tallies instead of a million answers
+    (selectors.analysis.question_value_counts).
     """
 
     item = models.OneToOneField(Item, on_delete=models.CASCADE, primary_key=True,

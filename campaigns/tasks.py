@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from annotate.celery import app
 
-from .services.assignments import assignments_expire
 from .services.exports import (
     MAX_ATTEMPTS,
     TRANSIENT_ERRORS,
     export_job_run,
     export_jobs_sweep_stale,
 )
+from .work import assignments_expire
 
 
 @app.task(name="campaigns.expire_assignments", ignore_result=True)

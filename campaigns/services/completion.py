@@ -1,14 +1,17 @@
-"""Completion codes: a signed code per assignment, or the campaign's one fixed code."""
+"""Completion codes: a signed code per assignment, or the campaign's one fixed code.
+
+A per-assignment code is stored on the assignment when it is handed in; researchers match
+the codes workers report against the export.
+"""
 from __future__ import annotations
 
 import base64
-import re
 
-from django.utils.crypto import constant_time_compare, salted_hmac
+from django.utils.crypto import salted_hmac
 
 from ..models import Assignment, Campaign
 
-__all__ = ["CODE_LENGTH", "completion_code_for", "completion_code_verify"]
+__all__ = ["CODE_LENGTH", "completion_code_for"]
 
 CODE_LENGTH = 12  # base32 (A-Z, 2-7; no 0/1/8/9 to confuse): 60 bits, short enough to type
 _SALT = "campaigns.completion_code"
@@ -27,24 +30,3 @@ def completion_code_for(assignment: Assignment) -> str:
     if campaign.completion_mode == Campaign.CompletionMode.FIXED:
         return campaign.completion_code
     return _signed_code(assignment)
-
-
-def _normalise(code: str) -> str:
-    return re.sub(r"[\s-]", "", code or "").upper()
-
-
-def completion_code_verify(*, campaign: Campaign, code: str) -> Assignment | None:
-    """The submitted assignment of `campaign` this per-assignment code belongs to, or None.
-
-    Spaces, dashes and case are ignored (workers retype codes). A fixed campaign code names
-    no assignment, so it verifies to None; check it against campaign.completion_code.
-    """
-    code = _normalise(code)
-    if len(code) != CODE_LENGTH:
-        return None
-    assignment = (Assignment.objects.filter(campaign=campaign, completion_code=code,
-                                            status=Assignment.Status.SUBMITTED)
-                  .select_related("campaign").first())
-    if assignment is None or not constant_time_compare(_signed_code(assignment), code):
-        return None
-    return assignment

@@ -18,8 +18,9 @@ from django.utils import timezone
 
 from ..importing import ImportRejected, RowError, decode, detect_format, read_records
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
-from ..schema import AnswerInvalid, SchemaInvalid, TaskSchema, parse_schema, validate_answers
+from ..schema import AnswerInvalid, SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import JudgeOutputInvalid
+from ..work import answer_values
 
 MAX_OUTPUT_CHARS = 50_000  # literal_eval of a huge or deeply nested text costs memory
 ITEM_COLUMNS = ("item", "item_id", "external_id", "id")
@@ -149,7 +150,7 @@ def judgments_import(
 def _check_rows(campaign: Campaign, schema: TaskSchema, rows: list[JudgmentRow]) -> list[tuple]:
     items = {i.external_id: i for i in Item.objects.filter(
         campaign=campaign, external_id__in={r.external_id for r in rows}).only(
-        "id", "external_id", "data")}
+        "id", "external_id", "data", "control", "gold", "gold_tolerance")}
     errors: list[RowError] = []
     seen: dict[tuple[str, str], int] = {}
     cleaned = []
@@ -168,8 +169,9 @@ def _check_rows(campaign: Campaign, schema: TaskSchema, rows: list[JudgmentRow])
             continue
         seen[(r.judge, r.external_id)] = r.row
         try:
-            answers = validate_answers(schema, judge_answers(schema, parse_judge_output(r.output)),
-                                       item.data)
+            # The rules of a worker's save (validation, control outcome); judges hold no slot.
+            values = answer_values(schema, item,
+                                   judge_answers(schema, parse_judge_output(r.output)), None)
         except OutputInvalid as exc:
             errors.append(RowError(r.row, "output", str(exc), r.line))
             continue
@@ -177,7 +179,7 @@ def _check_rows(campaign: Campaign, schema: TaskSchema, rows: list[JudgmentRow])
             errors.extend(RowError(r.row, f"output.{path}" if path else "output", message, r.line)
                           for path, message in exc.errors.items())
             continue
-        cleaned.append((r.judge, item, answers))
+        cleaned.append((r.judge, item, values))
     if errors:
         raise ImportRejected(errors)
     return cleaned
@@ -203,25 +205,28 @@ def _judge_assignment(campaign: Campaign, platform: str, name: str) -> Assignmen
 def _store(campaign: Campaign, platform: str, cleaned: list[tuple]) -> JudgmentImportResult:
     created = updated = 0
     by_judge: dict[str, list[tuple[Item, dict]]] = {}
-    for name, item, answers in cleaned:
-        by_judge.setdefault(name, []).append((item, answers))
+    for name, item, values in cleaned:
+        by_judge.setdefault(name, []).append((item, values))
     for name, judged in by_judge.items():
         assignment = _judge_assignment(campaign, platform, name)
         existing = {a.item_id: a for a in Annotation.objects.filter(
             assignment=assignment, item__in=[i for i, _ in judged])}
-        fresh = [(item, answers) for item, answers in judged if item.pk not in existing]
+        fresh = [(item, values) for item, values in judged if item.pk not in existing]
         now = timezone.now()
-        for item, answers in judged:
+        for item, values in judged:
             if item.pk in existing:
-                existing[item.pk].answers = answers
+                existing[item.pk].answers = values["answers"]
+                existing[item.pk].control_passed = values["control_passed"]
                 existing[item.pk].updated_at = now  # bulk_update skips auto_now
         if existing:
-            Annotation.objects.bulk_update(list(existing.values()), ["answers", "updated_at"])
+            Annotation.objects.bulk_update(list(existing.values()),
+                                           ["answers", "control_passed", "updated_at"])
         _add_slots(assignment, [item for item, _ in fresh])
         Annotation.objects.bulk_create([
             Annotation(campaign=campaign, assignment=assignment, item=item,
-                       worker_id=assignment.worker_id, answers=answers)
-            for item, answers in fresh])
+                       worker_id=assignment.worker_id, answers=values["answers"],
+                       control_passed=values["control_passed"])
+            for item, values in fresh])
         created += len(fresh)
         updated += len(existing)
     return JudgmentImportResult(created=created, updated=updated, judges=sorted(by_judge))

@@ -35,7 +35,7 @@ from ..models import (
     Item,
     Worker,
 )
-from .assignments import for_update
+from ..work.locking import for_update
 
 logger = logging.getLogger(__name__)
 

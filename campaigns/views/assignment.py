@@ -23,15 +23,16 @@ from ..errors import ServiceError
 from ..forms import answers_from_post, clean_turk_submit_to, timer_seconds
 from ..models import Assignment
 from ..schema import AnswerInvalid
-from ..selectors.assignments import (
+from ..services.completion import completion_code_for
+from ..work import (
+    annotation_submit,
     assignment_by_token,
     assignment_entries,
+    assignment_is_open,
     assignment_progress,
+    assignment_submit,
     assignment_with_page,
 )
-from ..services.annotations import annotation_submit_at
-from ..services.assignments import assignment_is_open, assignment_submit
-from ..services.completion import completion_code_for
 from .pages import item_context, message_page, mturk_frameable
 
 CLOSED_MESSAGES = {
@@ -108,9 +109,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return answers
 
     try:
-        assignment, saved = annotation_submit_at(
-            token=token, position=position, read_answers=read_answers,
-            seconds_spent=timer_seconds(request.POST.get("started")))
+        saved = annotation_submit(token=token, position=position, answers=read_answers,
+                                  seconds_spent=timer_seconds(request.POST.get("started")))
     except AnswerInvalid as exc:  # nothing saved: the page again, every answer kept
         assignment, page = assignment_with_page(token=token, position=position)
         if assignment is None or page is None:
@@ -125,6 +125,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         assignment = _assignment_or_404(token)
         message = exc.message if assignment_is_open(assignment) else ""
         return _closed(request, assignment, status=409, message=message)
+    assignment = saved.assignment
     if saved.handed_in:  # that was the last unanswered item: the work is in
         return HttpResponseRedirect(done_url(assignment))
     # Saved: on to the next item; after the last position (earlier ones still unanswered,

@@ -17,10 +17,11 @@ from ..errors import ServiceError
 from ..forms import PlatformParams, answers_from_post, platform_params, question_fields
 from ..models import Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
-from ..selectors.assignments import campaign_and_worker, worker_open_assignment
-from ..services.assignments import (
+from ..work import (
     assignment_claim,
+    campaign_and_worker,
     worker_get_or_create,
+    worker_open_assignment,
     worker_record_consent,
     worker_record_intake,
 )

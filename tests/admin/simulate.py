@@ -6,8 +6,7 @@ from typing import Any
 
 from campaigns.models import Assignment, Campaign, Worker
 from campaigns.schema import parse_schema
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, assignment_submit
+from campaigns.work import annotation_submit, assignment_claim, assignment_submit
 
 
 def random_answer(question, item_data: dict, rng: random.Random) -> Any:

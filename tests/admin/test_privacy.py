@@ -3,9 +3,8 @@ import pytest
 from django.urls import reverse
 
 from campaigns.models import DeletionRecord, Worker
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, worker_get_or_create
 from campaigns.services.researchers import researchers_group
+from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db

@@ -36,8 +36,7 @@ def test_worker_entry_page_has_a_strict_policy_and_no_inline_script(client, camp
 
 
 def test_item_finish_and_done_pages_have_the_policy_and_no_inline_script(client, owner):
-    from campaigns.services.annotations import annotation_submit
-    from campaigns.services.assignments import assignment_claim, worker_get_or_create
+    from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
     from tests.factories import SUMMARY_SCHEMA, make_campaign, make_items
 
     campaign = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)

@@ -21,7 +21,7 @@ from django.db import connection  # noqa: E402
 from rest_framework.authtoken.models import Token  # noqa: E402
 
 from campaigns.models import Assignment, Campaign, Item, Worker  # noqa: E402
-from campaigns.services.assignments import assignment_claim, worker_get_or_create  # noqa: E402
+from campaigns.work import assignment_claim, worker_get_or_create  # noqa: E402
 
 SCHEMA = {
     "display": [{"field": "text", "label": "Text"}],

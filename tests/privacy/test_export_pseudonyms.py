@@ -4,9 +4,8 @@ from django.core.files.storage import storages
 
 from campaigns.exporting.pseudonyms import worker_pseudonym
 from campaigns.models import ExportJob
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, worker_get_or_create
 from campaigns.services.exports import export_job_create
+from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db

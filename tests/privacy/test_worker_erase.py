@@ -9,9 +9,13 @@ from django.db.models import Count, Q
 
 from campaigns.exporting.pseudonyms import worker_pseudonym
 from campaigns.models import Annotation, Assignment, DeletionRecord, ExportJob, Item, Worker
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, assignment_submit, worker_get_or_create
 from campaigns.services.privacy import worker_erase, worker_find
+from campaigns.work import (
+    annotation_submit,
+    assignment_claim,
+    assignment_submit,
+    worker_get_or_create,
+)
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db

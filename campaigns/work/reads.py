@@ -1,4 +1,4 @@
-"""Reads for the worker's pages: an assignment's items in order, answers, progress."""
+"""The worker pages' reads: an assignment by token, its items in order, answers, progress."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +7,8 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.models import Model
 from django.utils import timezone
 
-from .. import prepared
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from . import prepared
 
 __all__ = [
     "AssignmentEntry",
@@ -18,7 +18,6 @@ __all__ = [
     "assignment_columns",
     "assignment_entries",
     "assignment_from_row",
-    "assignment_page",
     "assignment_progress",
     "assignment_with_page",
     "campaign_and_worker",
@@ -80,9 +79,10 @@ class AssignmentPage:
 
 
 # --- hand-written SQL for the hottest reads ---------------------------------------------------
-# Every worker request starts with one of these lookups. Compiling the equivalent ORM query
-# costs about ten times the database round trip in CPU, so they are plain SQL built once from
-# the models' metadata, with the same converters the ORM applies (JSON, SQLite datetimes).
+# Every worker request starts with one of these lookups: plain SQL built once from the models'
+# metadata, hydrated with the converters the ORM applies. Not Manager.raw() or the ORM: raw()
+# cannot attach the campaign and worker from the same row, and compiling the ORM query costs
+# several times the whole read in CPU on every request.
 
 def model_columns(model: type[Model], alias: str) -> str:
     """The model's concrete columns, qualified by `alias`, in field order (for model_from_row)."""
@@ -175,18 +175,14 @@ def assignment_from_row(values: list) -> tuple[Assignment, list]:
 
 def assignment_with_page(*, token: str,
                          position: int) -> tuple[Assignment | None, AssignmentPage | None]:
-    """assignment_by_token and assignment_page together: (None, None) for an unknown token,
+    """The assignment this token opens (as assignment_by_token) and the page at `position`
+    (the item, its saved answers, the progress): (None, None) for an unknown token,
     (assignment, None) for a position it does not have.
 
-    One query on PostgreSQL (the item page's read), and one more for the saved answers
-    only when there are some.
+    One query (the item page's read), and one more for the saved answers only when there
+    are some.
     """
     conn = connections[DEFAULT_DB_ALIAS]
-    if conn.vendor != "postgresql":
-        assignment = assignment_by_token(token=token)
-        if assignment is None:
-            return None, None
-        return assignment, assignment_page(assignment=assignment, position=position)
     if not token or len(token) > 64:
         return None, None
     if "assignment_page" not in _SQL:
@@ -284,27 +280,6 @@ def assignment_entries(*, assignment: Assignment) -> list[AssignmentEntry]:
                  .order_by("position"))
     annotations = {a.item_id: a for a in Annotation.objects.filter(assignment=assignment)}
     return [AssignmentEntry(s.position, s.item, annotations.get(s.item_id)) for s in slots]
-
-
-def assignment_page(*, assignment: Assignment, position: int) -> AssignmentPage | None:
-    """The item at `position` with its saved answers and the progress, or None.
-
-    Two queries (progress, then the item); a third loads the answers only when there are
-    some. The item page reads all of it with the assignment in one: assignment_with_page.
-    """
-    progress = assignment_progress(assignment=assignment)
-    if not 1 <= position <= progress.total:
-        return None
-    if "slot" not in _SQL:
-        columns = model_columns(Item, "i")
-        _SQL["slot"] = (f"SELECT {columns} FROM {AssignmentItem._meta.db_table} ai "  # noqa: S608 (names from the models)
-                        f"JOIN {Item._meta.db_table} i ON i.id = ai.item_id "
-                        "WHERE ai.assignment_id = %s AND ai.position = %s")
-    row = _fetch_one(_SQL["slot"], [assignment.pk, position])
-    if row is None:
-        return None
-    item = model_from_row(connections[DEFAULT_DB_ALIAS], Item, list(row))
-    return _page(assignment, position, item, progress)
 
 
 def worker_by_platform_id(*, campaign: Campaign, platform: str,

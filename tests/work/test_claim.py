@@ -1,4 +1,4 @@
-"""Handing out work: workers, claims, limits, control items, submit, return and expiry."""
+"""Handing out work: workers, claims, limits, control items, submit and expiry."""
 from datetime import timedelta
 
 import pytest
@@ -6,19 +6,18 @@ from django.db import connection
 from django.utils import timezone
 
 from campaigns.errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
-from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
+from campaigns.models import Assignment, AssignmentItem, Campaign, Item, Worker
 from campaigns.schema import AnswerInvalid
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import (
+from campaigns.tasks import task_expire_assignments
+from campaigns.work import (
+    annotation_submit,
     assignment_claim,
-    assignment_return,
     assignment_submit,
     assignments_expire,
     worker_get_or_create,
     worker_record_consent,
     worker_record_intake,
 )
-from campaigns.tasks import task_expire_assignments
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db
@@ -52,6 +51,11 @@ def answered_not_handed_in(assignment):
     Assignment.objects.filter(pk=assignment.pk).update(status="active", submitted_at=None,
                                                        completion_code="")
     assignment.refresh_from_db()
+
+
+def returned(assignment):
+    """The assignment in the returned status (given back by the platform)."""
+    Assignment.objects.filter(pk=assignment.pk).update(status="returned")
 
 
 def overdue(assignment):
@@ -198,7 +202,7 @@ def test_a_worker_at_the_assignment_limit_is_refused(owner):
 def test_expired_and_returned_assignments_do_not_count_toward_the_limit(owner):
     campaign = make_campaign(owner=owner, max_assignments_per_worker=1, annotations_per_item=1)
     make_items(campaign, 3)
-    assignment_return(assignment=claim(campaign))
+    returned(claim(campaign))
     overdue(claim(campaign))
     assert claim(campaign).status == "active"
 
@@ -373,37 +377,12 @@ def test_a_returned_assignment_cannot_be_submitted(campaign):
     make_items(campaign, 1)
     a = claim(campaign)
     answered_not_handed_in(a)
-    assignment_return(assignment=a)
+    returned(a)
     with pytest.raises(Conflict):
         assignment_submit(assignment=a)
 
 
-# --- returning and expiring ------------------------------------------------------------------
-
-def test_returning_frees_the_unanswered_items_and_keeps_the_answers(owner):
-    campaign = make_campaign(owner=owner, items_per_assignment=2)
-    items = make_items(campaign, 2)
-    a = claim(campaign)
-    annotation_submit(assignment=a, position=1, answers=ANSWERS, seconds_spent=None)
-    answered = a.slots.get(position=1).item_id
-    assignment_return(assignment=a)
-    assert a.status == "returned"
-    assert slots(items)[answered] == 1 and sum(slots(items).values()) == 1
-    assert list(a.slots.order_by("position").values_list("holds_slot", flat=True)) == [True,
-                                                                                        False]
-    assert Annotation.objects.get().item_id == answered
-    assignment_return(assignment=a)  # twice is harmless
-    assert sum(slots(items).values()) == 1
-
-
-def test_a_submitted_assignment_cannot_be_returned(campaign):
-    make_items(campaign, 1)
-    a = claim(campaign)
-    answer_all(a)
-    assignment_submit(assignment=a)
-    with pytest.raises(Conflict):
-        assignment_return(assignment=a)
-
+# --- expiring --------------------------------------------------------------------------------
 
 def test_expiry_frees_unanswered_items_of_overdue_assignments_only(owner):
     campaign = make_campaign(owner=owner, items_per_assignment=2, annotations_per_item=1)
@@ -473,10 +452,10 @@ def test_a_claim_runs_a_small_fixed_number_of_queries(owner, django_assert_max_n
     make_items(campaign, 5, control="attention", gold={"coherence": 1})
     make_items(campaign, 5, control="gold", gold={"coherence": 5})
     w = worker(campaign)
-    # expiry check, worker lock and campaign status (one query on PostgreSQL, two on
-    # SQLite), open assignment?, limit, candidates, take slots, control items, insert the
-    # assignment, insert its items (+ savepoint and release in the test's transaction), and
-    # once a minute per process the ids of the campaign's control items
+    # expiry check, the claim function (worker lock and campaign status, open assignment?,
+    # limit, candidates, take slots, insert the assignment and its items), control items
+    # (+ savepoint and release in the test's transaction), and once a minute per process
+    # the ids of the campaign's control items
     with django_assert_max_num_queries(13):
         a = assignment_claim(campaign=campaign, worker=w)
     # resuming: lock, status, open assignment (+ savepoint and release)

@@ -11,13 +11,13 @@ from django.utils import timezone
 
 from campaigns.errors import Conflict, NotLive, NoWorkAvailable, WorkerLimitReached
 from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import (
+from campaigns.tasks import task_expire_assignments
+from campaigns.work import (
+    annotation_submit,
     assignment_claim,
     assignment_submit,
     worker_get_or_create,
 )
-from campaigns.tasks import task_expire_assignments
 from tests.factories import make_campaign, make_items
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -1,26 +1,24 @@
-# The claim on PostgreSQL as one function call (campaigns.services.assignments._claim_pg).
-#
-# A claim is five statements that must run in order, each seeing what committed before it:
-# lock the worker, look for an open assignment, pick and lock items, take their slots, insert
-# the assignment. Sent one by one with BEGIN and COMMIT that is seven round trips per claim.
-# Inside a PL/pgSQL function each statement still takes a fresh snapshot (READ COMMITTED), so
-# the rules are the same, for one round trip. SQLite keeps the Python version.
+-- Claiming work: campaigns_claim hands a worker an assignment in one call.
+-- Called by campaigns/work/claim.py (_claim_in_database); the caller picks the control items.
+--
+-- Rules:
+-- - the worker's row is locked for the claim: one worker's concurrent claims (double
+--   click, two tabs) take turns;
+-- - only a live campaign hands out work (its status is read after the worker's lock);
+-- - a returning worker resumes their open assignment (active, before its deadline);
+-- - per-worker cap: submitted and open assignments count toward max_assignments_per_worker;
+--   expired and returned ones do not;
+-- - k and least-filled first: regular items with a free slot (slots_taken < slots_wanted),
+--   fewest slots taken first, through the partial index item_open_by_fill;
+-- - no repeats: never an item in any of the worker's assignments (any status);
+-- - concurrent claims lock different items (SKIP LOCKED), and wait rather than answer "no
+--   work" when every candidate is locked; slots are taken by a conditional UPDATE that
+--   never passes k (SQLSTATE CL409 otherwise, the whole claim rolls back);
+-- - control items (attention checks, gold) hold no slot and go at random positions.
+--
+-- Each statement takes a fresh snapshot (READ COMMITTED), so the steps see what committed
+-- before them, in one round trip.
 
-from django.db import migrations
-
-# The candidates: regular items of the campaign with a slot free that the worker has not seen.
-PICK = """
-        SELECT i.id FROM campaigns_item i
-         WHERE i.campaign_id = v_campaign AND i.control = ''
-           AND i.slots_taken < i.slots_wanted
-           AND p_worker <> ALL (SELECT a.worker_id FROM campaigns_assignmentitem ai
-                                  JOIN campaigns_assignment a ON a.id = ai.assignment_id
-                                 WHERE ai.item_id = i.id)
-         ORDER BY {order}
-         LIMIT p_items
-           FOR NO KEY UPDATE{skip}"""
-
-CLAIM_FUNCTION = f"""
 CREATE OR REPLACE FUNCTION campaigns_claim(
     p_worker bigint,                  -- the worker claiming (locked for the whole claim)
     p_now timestamptz,
@@ -85,12 +83,30 @@ BEGIN
     -- instead of queueing on the same ones. "Not seen" is `worker <> ALL (the workers of
     -- the item's assignments)`, a probe per candidate through the index on the item, never
     -- a read of the worker's whole history (NOT EXISTS can become an anti-join that does).
-    v_items := ARRAY({PICK.format(order="i.slots_taken, i.id", skip=" SKIP LOCKED")});
+    v_items := ARRAY(
+        SELECT i.id FROM campaigns_item i
+         WHERE i.campaign_id = v_campaign AND i.control = ''
+           AND i.slots_taken < i.slots_wanted
+           AND p_worker <> ALL (SELECT a.worker_id FROM campaigns_assignmentitem ai
+                                  JOIN campaigns_assignment a ON a.id = ai.assignment_id
+                                 WHERE ai.item_id = i.id)
+         ORDER BY i.slots_taken, i.id
+         LIMIT p_items
+           FOR NO KEY UPDATE SKIP LOCKED);
     IF cardinality(v_items) = 0 THEN
         -- Every candidate is locked by claims in flight (some may roll back): wait for them
         -- rather than wrongly answer "no more work", locking in id order as expiry does,
         -- so the two never wait on each other in a cycle.
-        v_items := ARRAY({PICK.format(order="i.id", skip="")});
+        v_items := ARRAY(
+        SELECT i.id FROM campaigns_item i
+         WHERE i.campaign_id = v_campaign AND i.control = ''
+           AND i.slots_taken < i.slots_wanted
+           AND p_worker <> ALL (SELECT a.worker_id FROM campaigns_assignmentitem ai
+                                  JOIN campaigns_assignment a ON a.id = ai.assignment_id
+                                 WHERE ai.item_id = i.id)
+         ORDER BY i.id
+         LIMIT p_items
+           FOR NO KEY UPDATE);
     END IF;
     IF cardinality(v_items) = 0 THEN
         RETURN QUERY SELECT 'no_work'::text, NULL::text, NULL::bigint;
@@ -124,28 +140,3 @@ BEGIN
     RETURN QUERY SELECT 'created'::text, NULL::text, v_row.id;
 END
 $$;
-"""
-
-DROP = ("DROP FUNCTION IF EXISTS campaigns_claim(bigint, timestamptz, integer, integer, "
-        "bigint[], double precision[], jsonb, boolean)")
-
-
-def install(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(CLAIM_FUNCTION, params=None)  # no placeholders: "%" is SQL
-
-
-def uninstall(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP)
-
-
-class Migration(migrations.Migration):
-
-    dependencies = [
-        ('campaigns', '0007_item_tally_single_row'),
-    ]
-
-    operations = [
-        migrations.RunPython(install, uninstall),
-    ]

@@ -12,10 +12,9 @@ import pytest
 from django.db import connection
 
 from campaigns.models import Annotation, Campaign, ItemTally, Worker
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, worker_get_or_create
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from campaigns.services.privacy import worker_erase
+from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
 from tests.analysis.helpers import add_item, annotate
 from tests.factories import RUBRIC_SCHEMA, make_campaign, make_items
 

@@ -1,14 +1,17 @@
-# Saving an answer on PostgreSQL as one function call (campaigns.services.annotations).
-#
-# A save is: lock the assignment, check it is still open, insert the annotation (or change
-# it on a repeat), count it on the item, and hand the assignment in once every item is
-# answered. Sent as statements with BEGIN and COMMIT that is four round trips; inside a
-# PL/pgSQL function each statement still takes a fresh snapshot (READ COMMITTED), so the
-# rules are the same, for one round trip. SQLite keeps the ORM version.
+-- Saving an answer: campaigns_save_answer stores one item's answers in one call.
+-- Called by campaigns/work/answers.py (_save_in_database) after the answers are validated.
+--
+-- Rules:
+-- - the assignment's row is locked: an expiry must not free the item's slot while the
+--   answer is saved, and two saves of one item (double click, retry) become one insert
+--   and one update;
+-- - answers are saved only while the assignment is active and before its deadline;
+-- - one annotation per (assignment, item): a repeat updates the answers, never duplicates;
+-- - a regular item's annotations_done grows on the first save only; control items hold no
+--   slot and keep it at 0;
+-- - hand-in: the save that leaves no item unanswered marks the assignment submitted with
+--   its completion code, in the same transaction.
 
-from django.db import migrations
-
-SAVE_FUNCTION = """
 CREATE OR REPLACE FUNCTION campaigns_save_answer(
     p_assignment bigint,
     p_item bigint,
@@ -80,28 +83,3 @@ BEGIN
     RETURN QUERY SELECT 'saved'::text, v_status, v_deadline, v_id, v_created, v_handed = 1;
 END
 $$;
-"""
-
-DROP = ("DROP FUNCTION IF EXISTS campaigns_save_answer(bigint, bigint, timestamptz, jsonb, "
-        "boolean, timestamptz, text)")
-
-
-def install(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(SAVE_FUNCTION, params=None)  # no placeholders: "%" is SQL
-
-
-def uninstall(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP)
-
-
-class Migration(migrations.Migration):
-
-    dependencies = [
-        ('campaigns', '0008_claim_function'),
-    ]
-
-    operations = [
-        migrations.RunPython(install, uninstall),
-    ]

@@ -2,21 +2,20 @@
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from campaigns.models import Assignment
-from campaigns.selectors.assignments import (
+from campaigns.work import (
+    annotation_submit,
     assignment_by_token,
+    assignment_claim,
     assignment_entries,
-    assignment_page,
     assignment_progress,
     assignment_with_page,
     campaign_and_worker,
+    worker_get_or_create,
     worker_open_assignment,
 )
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, worker_get_or_create
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db
@@ -57,33 +56,32 @@ def test_progress_counts_answered_items_and_finds_the_next_one(assignment,
     assert (str(progress), progress.next_position, progress.complete) == ("3 of 3", None, True)
 
 
-def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment,
-                                                            django_assert_num_queries):
-    reads = 2  # the progress and the item
-    with django_assert_num_queries(reads + 1):
-        page = assignment_page(assignment=assignment, position=2)
+def test_a_page_has_the_item_its_answers_and_its_neighbours(assignment):
+    _, page = assignment_with_page(token=assignment.token, position=2)
     assert page.entry.annotation.answers == ANSWERS
     assert page.entry.item == assignment.slots.get(position=2).item
     assert (page.previous_position, page.following_position) == (1, 3)
     assert (page.progress.answered, page.progress.total, page.progress.next_position) == (1, 3, 1)
-    with django_assert_num_queries(reads):  # nothing saved yet: no query for the answers
-        first = assignment_page(assignment=assignment, position=1)
+    _, first = assignment_with_page(token=assignment.token, position=1)
     assert first.entry.annotation is None and first.previous_position is None
     assert first.entry.item == assignment.slots.get(position=1).item
-    assert assignment_page(assignment=assignment, position=3).following_position is None
-    assert assignment_page(assignment=assignment, position=4) is None
-    assert assignment_page(assignment=assignment, position=0) is None
+    _, last = assignment_with_page(token=assignment.token, position=3)
+    assert last.following_position is None
+    for outside in (4, 0):
+        assert assignment_with_page(token=assignment.token, position=outside) == (assignment,
+                                                                                  None)
 
 
 def test_the_item_page_reads_assignment_and_page_together(assignment,
                                                           django_assert_num_queries):
-    reads = 1 if connection.vendor == "postgresql" else 3  # the token, the progress, the item
+    reads = 1  # the assignment, its campaign and worker, the progress and the item
     with django_assert_num_queries(reads):
         found, page = assignment_with_page(token=assignment.token, position=1)
     assert found == assignment and found.campaign.pk == assignment.campaign_id
     assert found.worker.pk == assignment.worker_id and found.item_count == 3
-    expected = assignment_page(assignment=assignment, position=1)
-    assert page.entry == expected.entry and page.progress == expected.progress
+    assert page.entry.item == assignment.slots.get(position=1).item
+    assert page.entry.annotation is None
+    assert page.progress == assignment_progress(assignment=assignment)
     with django_assert_num_queries(reads + 1):  # saved answers: one more read for them
         _, saved = assignment_with_page(token=assignment.token, position=2)
     assert saved.entry.annotation.answers == ANSWERS

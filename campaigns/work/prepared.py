@@ -1,9 +1,8 @@
-"""Server-side prepared statements for the worker pages' hot SQL (PostgreSQL).
+"""Server-side prepared statements for the worker pages' hot SQL.
 
-PostgreSQL spends longer planning the worker pages' joins than running them: the
-assignment-by-token query takes 0.30 ms as plain SQL and 0.11 ms prepared, of which 0.06 ms
-is the round trip, and a submission runs a dozen such statements. `execute` prepares a
-statement the first time a database session runs it and executes it by name afterwards.
+PostgreSQL spends longer planning the worker pages' joins than running them, and every
+request runs some. `execute` prepares a statement the first time a database session runs
+it and executes it by name afterwards.
 
 A session forgets its statements when it ends, so the names prepared so far are kept on the
 connection and forgotten whenever Django opens a new one (`connection_created`). Prepared
@@ -26,13 +25,13 @@ _TEXT: dict[str, tuple[str, str]] = {}  # SQL with %s placeholders -> (name, PRE
 
 
 def execute(cursor, sql: str, params: list | tuple = ()) -> None:
-    """cursor.execute(sql, params), through a prepared statement on PostgreSQL.
+    """cursor.execute(sql, params), through a prepared statement.
 
     `sql` uses the driver's `%s` placeholders and must always be the same text for the same
     statement (a constant, not built around the values).
     """
     connection = cursor.db
-    if connection.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
+    if not settings.DB_PREPARED_STATEMENTS:
         cursor.execute(sql, params)
         return
     name, prepare = _prepared_text(sql)

@@ -2,9 +2,13 @@
 import pytest
 from django.db import connection, transaction
 
-from campaigns import prepared
-from campaigns.services.annotations import annotation_submit
-from campaigns.services.assignments import assignment_claim, worker_get_or_create
+from campaigns.work import (
+    annotation_submit,
+    assignment_claim,
+    assignment_with_page,
+    prepared,
+    worker_get_or_create,
+)
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db
@@ -72,6 +76,7 @@ def test_the_worker_pages_hot_statements_are_prepared(owner):
     saved = annotation_submit(assignment=assignment, position=1,
                               answers={"coherence": 3, "sentiment": 4})
     assert saved.handed_in
+    assignment_with_page(token=assignment.token, position=1)  # the item page's read
     statements = " ".join(_prepared_here())
     for table in ("campaigns_worker", "campaigns_item", "campaigns_assignment",
                   "campaigns_annotation"):

@@ -1,0 +1,84 @@
+"""Expiry: active assignments past their deadline give back the slots of unanswered items."""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import Exists, F, OuterRef
+from django.utils import timezone
+
+from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item
+from .locking import for_update
+
+__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignments_expire", "expire_lazily"]
+
+EXPIRE_BATCH = 500
+LAZY_EXPIRY_SECONDS = 5.0
+_LAST_LAZY_EXPIRY: dict[int, float] = {}  # campaign id -> when this process last expired
+
+
+def assignments_expire(*, now: datetime | None = None, campaign: Campaign | None = None) -> int:
+    """Expire active assignments past their deadline; return how many were expired.
+
+    Their unanswered items give their slot back (holds_slot=False, slots_taken - 1) and can
+    be handed out again; answered items keep their slot and their annotation.
+    """
+    now = now or timezone.now()
+    overdue = Assignment.objects.filter(status=Assignment.Status.ACTIVE, deadline__lte=now)
+    if campaign is not None:
+        overdue = overdue.filter(campaign=campaign)
+    if not overdue.exists():  # the usual case at claim time: one indexed read, no transaction
+        return 0
+    total = 0
+    while True:
+        with transaction.atomic():
+            # SKIP LOCKED: a concurrent expiry (task and lazy claim-time call) takes other
+            # rows; an assignment locked by an answer being saved is expired on a later run.
+            ids = list(for_update(overdue.order_by("id"), skip_locked=True)
+                       .values_list("id", flat=True)[:EXPIRE_BATCH])
+            if ids:
+                _release(ids)
+        total += len(ids)
+        if len(ids) < EXPIRE_BATCH:
+            return total
+
+
+def expire_lazily(campaign: Campaign, now: datetime) -> bool:
+    """Expire the campaign's overdue assignments, at most every few seconds per process.
+
+    Every claim checking would cost a query each; the periodic task and the retry in
+    assignment_claim (when no work is found) keep reclaimed items flowing in between.
+    """
+    clock = time.monotonic()
+    last = _LAST_LAZY_EXPIRY.get(campaign.pk)
+    if last is not None and clock - last < LAZY_EXPIRY_SECONDS:
+        return False
+    _LAST_LAZY_EXPIRY[campaign.pk] = clock
+    assignments_expire(now=now, campaign=campaign)
+    return True
+
+
+def _release(assignment_ids: list[int]) -> None:
+    """Expire locked active assignments and give back the slots of their unanswered items."""
+    Assignment.objects.filter(pk__in=assignment_ids, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.EXPIRED)
+    answered = Annotation.objects.filter(assignment=OuterRef("assignment"), item=OuterRef("item"))
+    freed = list(
+        AssignmentItem.objects.filter(assignment__in=assignment_ids, holds_slot=True)
+        .exclude(Exists(answered))
+        .values_list("id", "item_id", "item__control")
+    )
+    if not freed:
+        return
+    AssignmentItem.objects.filter(pk__in=[pk for pk, _, _ in freed]).update(holds_slot=False)
+    per_item = Counter(item_id for _, item_id, control in freed if not control)
+    by_count: dict[int, list[int]] = {}
+    for item_id, count in per_item.items():
+        by_count.setdefault(count, []).append(item_id)
+    # Lock the items in id order first: two releases (the periodic task and a claim-time
+    # call) sharing items then wait for each other instead of deadlocking.
+    list(for_update(Item.objects.filter(pk__in=per_item).order_by("pk")).values_list("pk"))
+    for count, item_ids in sorted(by_count.items()):
+        Item.objects.filter(pk__in=item_ids).update(slots_taken=F("slots_taken") - count)
