@@ -1,6 +1,9 @@
 """The embedded PostgreSQL: a throwaway cluster in a temporary folder starts, keeps data, stops."""
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
 import psycopg2
 import pytest
@@ -9,11 +12,14 @@ from annotate import embedded_db
 
 
 @pytest.fixture
-def pgdata(tmp_path_factory):
-    # A short path: a Unix socket's name is limited to about 100 characters.
-    folder = tmp_path_factory.mktemp("pg", numbered=True) / "data"
+def pgdata():
+    # Not under pytest's tmp_path: each pytest session resets /tmp/pytest-of-<user> to 0700,
+    # which locks out the system user pgserver runs PostgreSQL as when we are root. Short,
+    # too: a Unix socket's path is limited to about 100 characters.
+    folder = Path(tempfile.mkdtemp(prefix="annotate-pg-")) / "data"
     yield folder
     embedded_db.stop(folder)
+    shutil.rmtree(folder.parent)
 
 
 def _count(url_host, sql_setup=None) -> int:
