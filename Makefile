@@ -21,7 +21,7 @@ install: $(VENV)/.installed
 
 demo: install
 	$(DB) $(PY) manage.py migrate --noinput
-	$(DB) $(PY) manage.py demo_setup
+	SITE_URL=$${SITE_URL:-http://$(HOST):$(PORT)} $(DB) $(PY) manage.py demo_setup
 	$(DB) $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install
