@@ -47,6 +47,7 @@ def database_url(pgdata: Path = PGDATA) -> str:
 
 
 def is_running(pgdata: Path = PGDATA) -> bool:
+    """Whether the postmaster named in postmaster.pid is alive (a crash leaves a stale file)."""
     lines = _postmaster_lines(pgdata)
     return bool(lines) and lines[0].strip().isdigit() and _alive(int(lines[0]))
 
