@@ -1,11 +1,14 @@
 # The two commands: `make demo` runs the app, `make test` runs the whole suite.
+# Without DATABASE_URL both run on the embedded PostgreSQL in .pgdata/, started around each
+# command and stopped after it (annotate/embedded_db.py); a DATABASE_URL always wins.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+DB := $(PY) -m annotate.embedded_db run --
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test test-fast lint bench-import bench-export clean
+.PHONY: install demo test lint shell db-start db-stop bench-import bench-export clean
 
 $(VENV)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
@@ -17,29 +20,42 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py demo_setup
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	$(DB) $(PY) manage.py migrate --noinput
+	SITE_URL=$${SITE_URL:-http://$(HOST):$(PORT)} $(DB) $(PY) manage.py demo_setup
+	$(DB) $(PY) manage.py runserver $(HOST):$(PORT)
 
 test: install
 	$(VENV)/bin/ruff check .
-	$(PY) manage.py check
-	$(PY) manage.py makemigrations --check --dry-run
-	$(PY) -m pytest
+	$(DB) $(PY) manage.py check
+	$(DB) $(PY) manage.py makemigrations --check --dry-run
+	$(DB) $(PY) -m pytest
 
 lint: install
 	$(VENV)/bin/ruff check .
 
+# A Django shell on the demo's data (the embedded server runs for the session).
+shell: install
+	$(DB) $(PY) manage.py shell
+
+# Keep the embedded server up between commands (e.g. to run pytest by hand); db-stop ends it.
+db-start: install
+	$(PY) -m annotate.embedded_db start
+
+db-stop: install
+	$(PY) -m annotate.embedded_db stop
+
 bench-import: install
-	$(PY) bench/import_items.py
+	$(DB) $(PY) bench/import_items.py
 
 bench-export: install
-	$(PY) bench/export.py
+	$(DB) $(PY) bench/export.py
 
-# Fault injection (issue 7): throwaway PostgreSQL/Redis on ports 55432/56379, gunicorn on 8401.
+# Fault injection: throwaway PostgreSQL/Redis on ports 55432/56379, gunicorn on 8401.
 .PHONY: test-faults
 test-faults: install
 	$(PY) -m pytest tests/faults -m faults -p no:cacheprovider
 
+# Deletes the embedded database too (the demo's campaigns and answers).
 clean:
-	rm -rf $(VENV) db.sqlite3 media staticfiles
+	test ! -x $(PY) || $(PY) -m annotate.embedded_db stop
+	rm -rf $(VENV) .pgdata .pgdata.leases media staticfiles

@@ -1,12 +1,15 @@
 """Settings, all from the environment (django-environ), with safe embedded-mode defaults.
 
-Embedded mode (nothing set): SQLite file, DEBUG on, Celery tasks run eagerly in-process.
+Embedded mode (nothing set): the embedded PostgreSQL in .pgdata/ (annotate/embedded_db.py, started
+by `make demo` and `make test`), DEBUG on, Celery tasks run eagerly in-process.
 Production: DEBUG=false, SECRET_KEY required, DATABASE_URL=postgres://..., CELERY_BROKER_URL.
 """
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from annotate import embedded_db
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -76,22 +79,23 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
-}
+# A DATABASE_URL always wins (CI, docker-compose, production). Without one, the embedded server's
+# socket: settings only names it; `make demo`/`make test` start it (nothing starts on import).
+DATABASES = {"default": env.db_url("DATABASE_URL", default=embedded_db.database_url())}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must be a postgres:// URL (the app needs PostgreSQL).")
+# A socket directory given as ?host=/path lands in OPTIONS; HOST is where tools look for it.
+if not DATABASES["default"]["HOST"] and "host" in DATABASES["default"].get("OPTIONS", {}):
+    DATABASES["default"]["HOST"] = DATABASES["default"]["OPTIONS"].pop("host")
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
 # A persistent connection is checked before reuse: after a database restart the first request of
 # each process reconnects instead of failing on a dead connection.
 DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend with a health check that polls the socket instead of a round trip.
-    DATABASES["default"]["ENGINE"] = "annotate.postgresql"
+# Django's backend with a health check that polls the socket instead of a round trip.
+DATABASES["default"]["ENGINE"] = "annotate.postgresql"
 # The worker pages' hot SQL runs as server-side prepared statements (campaigns/work/prepared.py);
 # false behind a transaction-mode pooler such as PgBouncer.
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", default=True)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # SQLite serialises writers; a busy timeout keeps the demo server from failing under clicks.
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("timeout", 20)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Cache (rate-limit counters): Redis when CACHE_URL or REDIS_URL is set, else per-process memory.

@@ -1,4 +1,4 @@
-"""Per-process costs behind README "Scaling out": CPU per answered item, memory, database load.
+"""Per-process costs behind docs/deployment.md "Sizing": CPU per answered item, memory, DB load.
 
 Usage (not part of the test suite; 127.0.0.1 only; starts and stops its own throwaway
 PostgreSQL on 55432, Redis on 56379 and gunicorn on 8401, like `make test-faults`):

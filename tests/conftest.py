@@ -7,20 +7,19 @@ from django.conf import settings
 
 from tests.factories import make_campaign
 
-POSTGRES = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
+# Every run has PostgreSQL (DATABASE_URL, else the embedded server), so no test skips for it.
 SKIP_REASONS = {
-    "postgres": None if POSTGRES else "needs PostgreSQL: set DATABASE_URL=postgres://...",
-    "broker": None if BROKER and POSTGRES else
-    "needs a broker and PostgreSQL: set CELERY_BROKER_URL=redis://... and DATABASE_URL",
+    "broker": None if BROKER else "needs a broker: set CELERY_BROKER_URL=redis://...",
     "browser": None if CHROMIUM else "needs Chromium: apt-get install chromium",
 }
 
 
 def pytest_report_header(config):
-    lines = [f"database: {settings.DATABASES['default']['ENGINE']}",
+    db = settings.DATABASES["default"]
+    lines = [f"database: PostgreSQL {db['NAME']} on {db['HOST'] or 'localhost'}",
              f"broker: {os.environ.get('CELERY_BROKER_URL') or 'none (eager)'}"]
     lines += [f"SKIPPING {m} tests: {r}" for m, r in SKIP_REASONS.items() if r]
     return lines

@@ -4,13 +4,11 @@ Each figure our pipeline produces (import -> ORM -> frame -> statistics) is chec
 same figure computed here straight from the TSV files with pandas, scipy and krippendorff.
 """
 import json
-from pathlib import Path
 
 import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
-from django.conf import settings
 from scipy import stats
 
 from campaigns.importing import ImportRejected
@@ -18,21 +16,15 @@ from campaigns.selectors.analysis import campaign_statistics, item_side_by_side
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from tests.factories import LIKERT_5, RUBRIC_SCHEMA, make_campaign
+from tests.shared_data import SHARED, require
 
-SHARED = Path(settings.BASE_DIR).parent / "shared" / "realdata"
-RUBRIC_DIR = SHARED / "comparative_rubric"
-STORY_DIR = SHARED / "story_rating"
+REALDATA = SHARED / "realdata"
+RUBRIC_DIR = REALDATA / "comparative_rubric"
+STORY_DIR = REALDATA / "story_rating"
 CRITERIA = [f"score_dict.{n}" for n in range(1, 16)]
 ASPECTS = ["coherence", "interestingness", "naturalness"]
 
 pytestmark = pytest.mark.django_db
-
-
-def _need(path: Path) -> None:
-    if not path.is_dir():
-        reason = f"real data not found at {path} (../shared is absent)"
-        print(f"SKIP: {reason}")
-        pytest.skip(reason)
 
 
 def _rubric_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -77,7 +69,7 @@ def _import_rubric(owner):
 
 
 def test_gpt4_rubric_agreement_matches_an_independent_computation(owner):
-    _need(RUBRIC_DIR)
+    require(RUBRIC_DIR)
     campaign, human, gpt, rows = _import_rubric(owner)
 
     # One GPT-4 answer got half points (C6 0.5, C9 1.5), which the integer rubric refuses:
@@ -133,7 +125,7 @@ def test_gpt4_rubric_agreement_matches_an_independent_computation(owner):
 
 
 def test_reimporting_a_judge_updates_its_annotations(owner):
-    _need(RUBRIC_DIR)
+    require(RUBRIC_DIR)
     campaign, _, gpt, rows = _import_rubric(owner)
     first = [r for r in rows[:10]]
     judgments_import(campaign=campaign, rows=first)
@@ -167,7 +159,7 @@ def _story_ratings() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def test_story_ratings_alpha_and_system_means_match_an_independent_computation(owner):
-    _need(STORY_DIR)
+    require(STORY_DIR)
     stories, ratings = _story_ratings()
     assert len(ratings) == 900
     campaign = make_campaign(owner=owner, schema=STORY_SCHEMA, slug="scratchplot-realdata")

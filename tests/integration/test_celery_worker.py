@@ -30,6 +30,8 @@ ANSWERS = {"coherence": 4, "sentiment": 2}
 def _database_url() -> str:
     db = connection.settings_dict  # pytest-django's test database (test_<name>)
     auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    if db["HOST"].startswith("/"):  # a socket directory (the embedded server)
+        return f"postgres://{auth}@/{db['NAME']}?host={db['HOST']}"
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 

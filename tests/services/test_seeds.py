@@ -1,16 +1,14 @@
 """The five seed campaigns load with one command, faithful to their seed texts."""
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from django.core.management import call_command
 
 from campaigns.models import Campaign
 from campaigns.schema import parse_questions, parse_schema
 from campaigns.services.seeds import SEED_SLUGS, seed_campaigns_load
+from tests.shared_data import SHARED, require
 
 pytestmark = pytest.mark.django_db
-SEEDS = Path(settings.BASE_DIR).parent / "shared" / "seeds"
+SEEDS = SHARED / "seeds"
 
 
 @pytest.fixture
@@ -62,8 +60,8 @@ def test_the_translation_slider_runs_0_to_100_with_four_described_anchors(seeded
     assert schema.question("source_issues").kind == "flags"
 
 
-@pytest.mark.skipif(not SEEDS.is_dir(), reason=f"seed texts not found at {SEEDS}")
 def test_scale_descriptions_are_transcribed_verbatim_from_the_seeds(seeded):
+    require(SEEDS)
     seed_000 = next(SEEDS.glob("000_*.txt")).read_text()
     coherence = parse_schema(seeded["movie-continuation"].schema).question("coherence")
     for point in coherence.points:
