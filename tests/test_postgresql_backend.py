@@ -7,7 +7,7 @@ from django.db import close_old_connections, connection, connections
 
 from annotate.postgresql.base import DatabaseWrapper, _socket_is_quiet
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

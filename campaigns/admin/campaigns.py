@@ -14,9 +14,9 @@ from django.utils.html import format_html
 
 from ..errors import ServiceError
 from ..models import Campaign, ExportJob
-from ..rendering import render_markdown
 from ..selectors.campaigns import campaigns_visible_to
 from ..services import campaigns as campaign_services
+from ..views.safe_markdown import render_markdown
 from . import campaign_pages
 from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible

@@ -1,6 +1,6 @@
 """Column planning: the fixed leading columns, then one column per atomic answer part.
 
-The order is stable and documented in README.md ("Export columns"): the meta columns below,
+The order is stable and documented in docs/exports.md: the meta columns below,
 then each question of the schema in schema order with its parts in the kind's parts() order.
 """
 from __future__ import annotations

@@ -6,7 +6,7 @@ re-rendered with status 400, every message next to its question and all answers 
 The save that answers the last unanswered item hands the assignment in (same transaction)
 and redirects to the done page with the completion code. The finish page lists what is
 left when an earlier item is still unanswered, and its POST (assignment_submit) hands in
-work saved complete but not handed in (e.g. before automatic hand-in existed). The
+an assignment whose answers are all saved while it is still open. The
 completion code appears only on the done page, once the assignment is submitted.
 """
 from __future__ import annotations
@@ -20,7 +20,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
-from ..forms import answers_from_post, clean_turk_submit_to, timer_seconds
 from ..models import Assignment
 from ..schema import AnswerInvalid
 from ..services.completion import completion_code_for
@@ -33,6 +32,7 @@ from ..work import (
     assignment_submit,
     assignment_with_page,
 )
+from .forms import answers_from_post, clean_turk_submit_to, timer_seconds
 from .pages import item_context, message_page, mturk_frameable
 
 CLOSED_MESSAGES = {

@@ -14,7 +14,6 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
 from ..errors import ServiceError
-from ..forms import PlatformParams, answers_from_post, platform_params, question_fields
 from ..models import Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
 from ..work import (
@@ -26,6 +25,7 @@ from ..work import (
     worker_record_intake,
 )
 from .assignment import resume_url
+from .forms import PlatformParams, answers_from_post, platform_params, question_fields
 from .pages import (
     campaign_texts,
     display_rows,

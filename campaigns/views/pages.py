@@ -11,11 +11,11 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 from django.views.decorators.clickjacking import xframe_options_exempt
 
-from ..forms import QuestionField, question_fields, timer_start
 from ..models import Campaign, Item
-from ..rendering import render_markdown
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
+from .forms import QuestionField, question_fields, timer_start
+from .safe_markdown import render_markdown
 
 # MTurk's ExternalQuestion shows the task in an iframe on these hosts; nobody else may frame it.
 MTURK_FRAME_ANCESTORS = ["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"]

@@ -112,7 +112,6 @@ def test_each_line_is_its_own_unit_as_in_the_agreement_table(owner):
     assert alpha_from_counts(counts, domain, level) == table.loc[0, "alpha"]
 
 
-@pytest.mark.postgres
 def test_on_postgresql_fixed_scales_read_the_item_tallies_not_the_answers(owner, monkeypatch):
     campaign = _likert_study(owner)
     expected, _ = _old_counts(campaign, "coherence")

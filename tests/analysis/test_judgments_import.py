@@ -95,7 +95,6 @@ def test_expert_scores_can_be_imported_as_a_human_worker(rubric):
         judgments_import(campaign=rubric, rows=[], platform="human")
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_imports_of_one_judge_share_one_assignment(owner):
     import threading

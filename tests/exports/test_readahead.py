@@ -8,7 +8,7 @@ from tests.factories import make_campaign
 
 from .conftest import make_annotation, read_export
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

@@ -463,7 +463,6 @@ def test_a_claim_runs_a_small_fixed_number_of_queries(owner, django_assert_max_n
         assert assignment_claim(campaign=campaign, worker=w) == a
 
 
-@pytest.mark.postgres
 def test_on_postgresql_a_claim_is_one_statement(owner, django_assert_num_queries):
     """The whole claim (lock, open assignment, limit, pick, slots, insert) is one call of
     campaigns_claim; a resume adds the read of the open assignment."""
@@ -497,7 +496,6 @@ def test_items_per_assignment_larger_than_the_campaign_gives_a_short_assignment(
     assert AssignmentItem.objects.filter(assignment=claim(campaign)).count() == 3
 
 
-@pytest.mark.postgres
 def test_a_claim_that_cannot_take_every_slot_hands_out_nothing(owner):
     """The database refuses to go past k even if a slot could not be taken after the pick:
     the claim is rolled back whole (no assignment, no slot taken on the other items), and the

@@ -20,7 +20,7 @@ from campaigns.work import (
 )
 from tests.factories import make_campaign, make_items
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 THREADS = 20
 ANSWERS = {"coherence": 3, "sentiment": 4}

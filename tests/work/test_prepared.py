@@ -35,7 +35,6 @@ def test_results_are_those_of_plain_sql():
     assert _run() == _run() == plain == [(42, "a%b", "x")]
 
 
-@pytest.mark.postgres
 def test_a_statement_is_prepared_once_per_session_and_then_run_by_name():
     _run()
     _run(params=(1, "y"))
@@ -43,7 +42,6 @@ def test_a_statement_is_prepared_once_per_session_and_then_run_by_name():
     assert len(mine) == 1 and "CAST($1 AS integer)" in mine[0] and "CAST($2 AS text)" in mine[0]
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_new_session_prepares_again():
     _run()
@@ -51,7 +49,6 @@ def test_a_new_session_prepares_again():
     assert _run() == [(42, "a%b", "x")]
 
 
-@pytest.mark.postgres
 def test_a_rolled_back_transaction_keeps_the_statement():
     with pytest.raises(RuntimeError), transaction.atomic():
         _run()
@@ -59,7 +56,6 @@ def test_a_rolled_back_transaction_keeps_the_statement():
     assert _run() == [(42, "a%b", "x")]
 
 
-@pytest.mark.postgres
 def test_switched_off_everything_is_plain_sql(settings):
     settings.DB_PREPARED_STATEMENTS = False
     sql = SQL + " -- switched off"
@@ -67,7 +63,6 @@ def test_switched_off_everything_is_plain_sql(settings):
     assert not [s for s in _prepared_here() if "switched off" in s]
 
 
-@pytest.mark.postgres
 def test_the_worker_pages_hot_statements_are_prepared(owner):
     campaign = make_campaign(owner=owner, annotations_per_item=1, items_per_assignment=1)
     make_items(campaign, 2)

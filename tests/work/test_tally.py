@@ -18,8 +18,6 @@ from campaigns.work import annotation_submit, assignment_claim, worker_get_or_cr
 from tests.analysis.helpers import add_item, annotate
 from tests.factories import RUBRIC_SCHEMA, make_campaign, make_items
 
-pytestmark = pytest.mark.postgres
-
 
 def counted(campaign) -> dict[int, dict]:
     """Each regular item's tally, recounted from its human annotations in Python."""

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 
 from django.core import signing
 
-from .rendering import render_markdown
-from .schema import BaseQuestion
-from .schema.base import dom_id, field_name
+from ..schema import BaseQuestion
+from ..schema.base import dom_id, field_name
+from .safe_markdown import render_markdown
 
 TIMER_SALT = "campaigns.item-page-timer"
 MAX_SECONDS = 24 * 3600

@@ -1,0 +1,133 @@
+"""Check item records against a campaign's schema (fields, control items, gold answers).
+
+Pure checking: no database access. campaigns/services/items.py stores the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..schema import AnswerInvalid, TaskSchema, validate_answers
+from ..schema.kinds.lines import split_segments
+from .records import FORMATS, Collector, ImportRejected, RowError, decode, json_cell, read_records
+
+RESERVED = ("id", "external_id", "system", "control", "gold", "gold_tolerance")
+
+
+@dataclass
+class ParsedItem:
+    row: int
+    line: int | None
+    external_id: str
+    system: str
+    control: str
+    data: dict[str, Any]
+    gold: dict | None = None
+    gold_tolerance: float | None = None
+
+
+
+def check_record(
+    record: Any, row: int, line: int | None, schema: TaskSchema, out: Collector
+) -> ParsedItem | None:
+    """Turn one record into a ParsedItem, or report why it cannot be one."""
+    if isinstance(record, RowError):
+        out.errors.append(record)
+        return None
+    if not isinstance(record, dict):
+        out.add(row, "", "expected an object with the item's fields", line)
+        return None
+    n_errors = len(out.errors)
+    external_id = record.get("id", record.get("external_id"))
+    if external_id is None or str(external_id).strip() == "":
+        out.add(row, "id", "missing: every item needs an id", line)
+    elif len(str(external_id)) > 200:
+        out.add(row, "id", "longer than 200 characters", line)
+    data = {k: v for k, v in record.items() if k not in RESERVED}
+    if isinstance(data.get("data"), dict) and len(data) == 1:
+        data = dict(data["data"])
+    _check_fields(data, row, line, schema, out)
+    control = str(record.get("control") or "").strip().lower()
+    gold = json_cell(record.get("gold"), row, line, "gold", out)
+    tolerance = json_cell(record.get("gold_tolerance"), row, line, "gold_tolerance", out)
+    control = _check_control(control, gold, tolerance, data, row, line, schema, out)
+    if len(out.errors) > n_errors:
+        return None
+    system = record.get("system")
+    return ParsedItem(
+        row=row,
+        line=line,
+        external_id=str(external_id).strip(),
+        system="" if system is None else str(system).strip()[:200],
+        control=control,
+        data=data,
+        gold=gold,
+        gold_tolerance=None if tolerance is None else float(tolerance),
+    )
+
+
+def _check_fields(data: dict, row: int, line: int | None, schema: TaskSchema, out: Collector):
+    for name in out.required_fields:
+        value = data.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            out.add(row, name, "missing or empty (the task shows this field)", line)
+    for q in schema.questions:
+        for name, problem in q.prepare_item(data).items():
+            out.add(row, name, problem, line)
+    for d in schema.display:
+        if d.format == "lines" and isinstance(data.get(d.field), str):
+            data[d.field] = split_segments(data[d.field], d.split) or data[d.field]
+
+
+def _check_control(control, gold, tolerance, data, row, line, schema, out) -> str:
+    if control not in ("", "attention", "gold"):
+        out.add(row, "control", f"{control!r} is not one of: (empty), attention, gold", line)
+        return control
+    if gold is not None and not control:
+        control = "gold"
+    if control and gold is None:
+        out.add(row, "gold", f"a {control} item needs expected answers", line)
+    elif gold is not None:
+        if not isinstance(gold, dict) or not gold:
+            out.add(row, "gold", "expected an object {question_id: answer}", line)
+        else:
+            try:
+                validate_answers(schema, gold, data, partial=True)
+            except AnswerInvalid as exc:
+                for path, message in exc.errors.items():
+                    out.add(row, f"gold.{path}" if path else "gold", message, line)
+    if tolerance is not None and (
+        isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or tolerance < 0
+    ):
+        out.add(row, "gold_tolerance", "expected a number >= 0", line)
+    return control
+
+
+def parse_items(content: bytes, fmt: str, schema: TaskSchema) -> list[ParsedItem]:
+    """Parse and check a whole file; raise ImportRejected with every problem found."""
+    if fmt not in FORMATS:
+        raise ImportRejected([RowError(None, "", f"unknown format {fmt!r}; use one of {FORMATS}")])
+    text = decode(content)
+    out = Collector(required_fields=tuple(schema.item_fields))
+    items: list[ParsedItem] = []
+    first_row: dict[str, int] = {}
+    for row, line, record in read_records(text, fmt):
+        parsed = check_record(record, row, line, schema, out)
+        if parsed is None:
+            continue
+        if parsed.external_id in first_row:
+            out.add(
+                row,
+                "id",
+                f"{parsed.external_id!r} repeats row {first_row[parsed.external_id]}",
+                line,
+            )
+            continue
+        first_row[parsed.external_id] = row
+        items.append(parsed)
+    if not items and not out.errors:
+        out.add(None, "", "the file has no items")
+    if out.errors:
+        raise ImportRejected(out.errors)
+    return items
