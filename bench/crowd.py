@@ -536,8 +536,7 @@ def verify(campaign: Campaign, submitted: list[str]) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     # Two sync workers per core: fewer leave a core idle while a request waits on PostgreSQL;
-    # more cost context switches (measured at N=64: 2 -> 194, 4 -> 201, 8 -> 166, 16 -> 138
-    # submissions/s; gthread with 2-4 threads was no better).
+    # more cost context switches (bench/README.md has the figures).
     parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=1,
                         help="threads per gunicorn worker (gthread worker class when > 1)")

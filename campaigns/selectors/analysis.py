@@ -333,9 +333,9 @@ def _numeric_pairs_binary(queryset) -> np.ndarray:
     """(item, value) pairs of the non-null numeric values, through COPY BINARY.
 
     The OFFSET 0 fence keeps the JSON lookup to one evaluation per row (a WHERE on the cast
-    value would run it again): about 15% of the read on a million rows. Aggregating
-    (item, value, count) in SQL instead was measured slower: PostgreSQL's hash aggregate over
-    ~450,000 groups costs more than sending the million pairs.
+    value would run it again). Aggregating (item, value, count) in SQL instead is slower on
+    large campaigns: a hash aggregate over hundreds of thousands of groups costs more than
+    sending the pairs.
     """
     inner = _quoted(queryset.annotate(number=Cast("value", FloatField()))
                     .values_list("item_id", "number"))  # parameters quoted by the driver
