@@ -17,9 +17,10 @@ from ..models import Campaign, ExportJob
 from ..selectors.campaigns import campaigns_visible_to
 from ..services import campaigns as campaign_services
 from ..views.safe_markdown import render_markdown
-from . import campaign_pages, submissions
+from . import campaign_pages
 from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible
+from .submissions import submissions_view
 
 MARKDOWN_PREVIEW_MAX = 200_000
 
@@ -239,7 +240,7 @@ class CampaignAdmin(admin.ModelAdmin):
             path("<int:object_id>/status/<str:action>/",
                  page(campaign_pages.status_view, "change", True), name=f"{info}_status"),
             path("<int:object_id>/submissions/",
-                 page(submissions.submissions_view, "view"), name=f"{info}_submissions"),
+                 page(submissions_view, "view"), name=f"{info}_submissions"),
             path("markdown-preview/", self.admin_site.admin_view(self.markdown_preview_view),
                  name=f"{info}_markdown_preview"),
             *super().get_urls(),
