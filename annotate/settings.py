@@ -28,6 +28,9 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+# The submissions list's Prolific client: a researcher's own token (never stored in the database).
+PROLIFIC_API_URL = env.str("PROLIFIC_API_URL", default="https://api.prolific.com")
+PROLIFIC_API_TOKEN = env.str("PROLIFIC_API_TOKEN", default="")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -6,6 +6,7 @@ campaigns/services and campaigns/selectors, the worker's hot path in campaigns/w
 import secrets
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -67,6 +68,13 @@ class Campaign(models.Model):
         "https://app.prolific.com/submissions/complete?cc={code}",
     )
     source = models.TextField(blank=True, help_text="Where the items come from (attribution).")
+    # The bonus rule of the submissions list, in the study's currency (0: no bonus).
+    bonus_per_item = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0,
+        validators=[MinValueValidator(0)], help_text="Bonus per regular item answered.")
+    bonus_per_gold_correct = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0,
+        validators=[MinValueValidator(0)], help_text="Bonus per gold item answered correctly.")
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -82,6 +90,10 @@ class Campaign(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(assignment_timeout_minutes__gte=1), name="campaign_timeout_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(bonus_per_item__gte=0) & Q(bonus_per_gold_correct__gte=0),
+                name="campaign_bonus_rule_gte_0",
             ),
         ]
 

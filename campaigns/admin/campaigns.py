@@ -20,6 +20,7 @@ from ..views.safe_markdown import render_markdown
 from . import campaign_pages
 from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible
+from .submissions import submissions_view
 
 MARKDOWN_PREVIEW_MAX = 200_000
 
@@ -55,6 +56,9 @@ class CampaignAdmin(admin.ModelAdmin):
             "gold_items_per_assignment")}),
         ("Completion", {"fields": ("completion_mode", "completion_code",
                                    "completion_redirect_url", "mturk_note")}),
+        ("Approvals and bonus", {
+            "description": "The bonus column of the submissions list, in the study's currency.",
+            "fields": ("bonus_per_item", "bonus_per_gold_correct")}),
     )
 
     # Queryset and permissions: researchers see owned and shared campaigns only.
@@ -235,6 +239,8 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_duplicate"),
             path("<int:object_id>/status/<str:action>/",
                  page(campaign_pages.status_view, "change", True), name=f"{info}_status"),
+            path("<int:object_id>/submissions/",
+                 page(submissions_view, "view"), name=f"{info}_submissions"),
             path("markdown-preview/", self.admin_site.admin_view(self.markdown_preview_view),
                  name=f"{info}_markdown_preview"),
             *super().get_urls(),

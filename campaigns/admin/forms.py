@@ -49,7 +49,8 @@ class CampaignAdminForm(forms.ModelForm):
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
-                  "completion_redirect_url")
+                  "completion_redirect_url",
+                  "bonus_per_item", "bonus_per_gold_correct")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -58,10 +59,20 @@ class CampaignAdminForm(forms.ModelForm):
                 is_staff=True, is_active=True).order_by("username")
         if "owner" in self.fields:
             self.fields["owner"].queryset = get_user_model().objects.filter(is_staff=True)
+        for name in ("bonus_per_item", "bonus_per_gold_correct"):
+            if name in self.fields:
+                self.fields[name].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
                 self.fields[name].widget.attrs["data-markdown-preview"] = preview_url
+
+    # The bonus rule is optional: left empty it is no bonus (0), as before the rule existed.
+    def clean_bonus_per_item(self):
+        return self.cleaned_data.get("bonus_per_item") or 0
+
+    def clean_bonus_per_gold_correct(self):
+        return self.cleaned_data.get("bonus_per_gold_correct") or 0
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []

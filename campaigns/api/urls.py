@@ -4,6 +4,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import annotations, campaigns, errors, exports, items, judgments, progress, stats
+from .submissions import SubmissionListApi
 
 app_name = "api"
 
@@ -30,6 +31,7 @@ urlpatterns = [
          name="exports-detail"),
     path(f"{CAMPAIGN}exports/<int:job_id>/download/", exports.ExportDownloadApi.as_view(),
          name="exports-download"),
+    path(f"{CAMPAIGN}submissions/", SubmissionListApi.as_view(), name="submissions"),
     # Last: any other /api/ path is a JSON 404, not Django's HTML page.
     re_path(r"^.*$", errors.not_found),
 ]

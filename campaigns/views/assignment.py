@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
 from ..models import Assignment
-from ..schema import AnswerInvalid
+from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
 from ..services.completion import completion_code_for
 from ..work import (
     annotation_submit,
@@ -121,8 +121,12 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         if exc.status == 404:
             raise Http404(exc.message) from None
         # Closed; a repeat of the final submit (double click) finds the work handed in and
-        # goes to the code like the first one, nothing stored twice.
+        # goes to the code like the first one, nothing stored twice. Other answers posted to
+        # handed-in work (a stale second tab) are not saved, and the page says so.
         assignment = _assignment_or_404(token)
+        if (assignment.status == Assignment.Status.SUBMITTED
+                and not _repeats_saved_answers(request, token, position)):
+            return _not_saved(request, assignment)
         message = exc.message if assignment_is_open(assignment) else ""
         return _closed(request, assignment, status=409, message=message)
     assignment = saved.assignment
@@ -135,12 +139,37 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
                                 else finish_url(assignment))
 
 
+def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> bool:
+    """Do the posted answers equal the ones saved for this item (a repeated submit)?"""
+    assignment, page = assignment_with_page(token=token, position=position)
+    if page is None or page.entry.annotation is None:
+        return False
+    schema = parse_schema_cached(assignment.campaign.schema)
+    try:
+        posted = validate_answers(schema, answers_from_post(schema.questions, request.POST),
+                                  page.entry.item.data)
+    except AnswerInvalid:
+        return False
+    return posted == page.entry.annotation.answers
+
+
+def _not_saved(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    return message_page(
+        request, heading="Not saved: this work was already handed in", status=409,
+        message="The answers on this page were not saved, because this assignment was already "
+                "handed in (perhaps from another tab or window). Your earlier answers are kept, "
+                "and your completion code is on the next page.",
+        campaign=assignment.campaign, link_url=done_url(assignment),
+        link_text="Show my completion code")
+
+
 def _render_item(request, assignment, page, *, values=None, errors=None, status=200):
     position = page.entry.position
     context = item_context(campaign=assignment.campaign, item=page.entry.item,
                            position=position, total=page.progress.total,
                            values=values, errors=errors)
     context["back_url"] = item_url(assignment, position - 1) if position > 1 else ""
+    context["answered"] = page.progress.answered  # the progress bar counts answers
     context["assignment"] = assignment
     return render(request, "campaigns/item.html", context, status=status)
 

@@ -23,4 +23,16 @@ def render_markdown(text: str) -> SafeString:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
-    return mark_safe(clean)  # noqa: S308 - sanitised by nh3 above
+    return mark_safe(_scrollable_tables(clean))  # noqa: S308 - sanitised by nh3 above
+
+
+def _scrollable_tables(html: str) -> str:
+    """Each table in a box that scrolls sideways on a narrow screen, focusable and named so a
+    keyboard user can scroll it too. Safe on nh3's output: there a literal "<table>" can only be
+    a tag (text is escaped, and tables keep no attributes)."""
+    parts = html.split("<table>")
+    out = [parts[0]]
+    for n, part in enumerate(parts[1:], start=1):
+        out.append(f'<div class="table-scroll" tabindex="0" role="region" '
+                   f'aria-label="Table {n} (scrolls sideways)"><table>{part}')
+    return "".join(out).replace("</table>", "</table></div>")

@@ -31,8 +31,9 @@ def test_a_worker_can_rate_an_item_with_the_keyboard_alone(page, live_server):
 
     tab_to(page, 'input[name="q-coherence"]')
     assert focus_outline(page) != "none"
-    page.keyboard.press("4")  # number keys choose a point of the focused scale
-    tab_to(page, 'input[name="q-sentiment"]')
+    page.keyboard.press("4")  # number keys choose a point of the focused scale...
+    # ...and focus moves on to the next scale
+    assert page.evaluate("document.activeElement.name") == "q-sentiment"
     page.keyboard.press("2")
     tab_to(page, "button[data-submit]")
     with page.expect_navigation():

@@ -99,7 +99,7 @@ def test_a_double_post_of_the_final_item_stores_once_and_lands_on_the_code(clien
         client.post(item_url(assignment, position), VALID_CONTINUATION)
     done = reverse("campaigns:done", args=[assignment.token])
     first = client.post(item_url(assignment, 3), VALID_CONTINUATION)
-    again = client.post(item_url(assignment, 3), {**VALID_CONTINUATION, "q-coherence": "1"})
+    again = client.post(item_url(assignment, 3), VALID_CONTINUATION)
     assert first.status_code == again.status_code == 302
     assert first["Location"] == again["Location"] == done
     assert Annotation.objects.count() == 3
@@ -236,3 +236,19 @@ def test_pages_load_only_same_origin_static_scripts(client, rubric_campaign):
     assert "<script>" not in html and "onclick" not in html and "style=" not in html
     assert 'src="/static/campaigns/rubric.js"' in html
     assert "http://" not in html.replace("http://testserver", "") and "https://" not in html
+
+
+def test_a_save_from_a_stale_tab_on_handed_in_work_says_it_was_not_saved(client, continuation):
+    assignment = start(client, continuation)
+    for position in (1, 2, 3):
+        client.post(item_url(assignment, position), VALID_CONTINUATION)
+    assert Assignment.objects.get().status == "submitted"
+    before = list(Annotation.objects.order_by("id").values_list("answers", "updated_at"))
+    stale = client.post(item_url(assignment, 1), {**VALID_CONTINUATION, "q-coherence": "1"})
+    assert stale.status_code == 409
+    html = stale.content.decode()
+    assert "Not saved: this work was already handed in" in html
+    assert reverse("campaigns:done", args=[assignment.token]) in html
+    assert list(Annotation.objects.order_by("id").values_list("answers", "updated_at")) == before
+    invalid = client.post(item_url(assignment, 2), {"q-coherence": "9"})
+    assert invalid.status_code == 409 and b"Not saved" in invalid.content

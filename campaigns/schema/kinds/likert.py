@@ -23,7 +23,7 @@ class LikertQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
     template: ClassVar[str] = "campaigns/questions/likert.html"
-    script: ClassVar[str] = "campaigns/likert.js"
+    # No script: number keys are declared in the template (data-key) and handled by form.js.
     tallied: ClassVar[bool] = True
 
     @model_validator(mode="after")
