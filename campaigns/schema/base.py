@@ -99,6 +99,9 @@ class BaseQuestion(Strict):
     sized_by_answers: ClassVar[bool] = False
     # Whether an LLM judge may answer this question with a dict keyed by its parts.
     judged_by_parts: ClassVar[bool] = False
+    # Whether validate_answer() needs the item's data (then stored answers are rechecked per
+    # item when an answered question changes, not per distinct answer).
+    answer_reads_item: ClassVar[bool] = False
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> Any:
         """Return the cleaned answer or raise AnswerInvalid. `raw` is never None here."""

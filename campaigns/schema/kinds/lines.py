@@ -76,6 +76,7 @@ class LinesQuestion(BaseQuestion):
     followup: Followup | None = None
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    answer_reads_item: ClassVar[bool] = True
     template: ClassVar[str] = "campaigns/questions/lines.html"
     script: ClassVar[str] = "campaigns/lines.js"
     widget_reads_item: ClassVar[bool] = True
