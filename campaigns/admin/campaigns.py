@@ -55,6 +55,10 @@ class CampaignAdmin(admin.ModelAdmin):
             "gold_items_per_assignment")}),
         ("Completion", {"fields": ("completion_mode", "completion_code",
                                    "completion_redirect_url", "mturk_note")}),
+        ("Quality control", {
+            "description": "Besides the relative rule (a worker under a quarter of the typical "
+                           "worker's median time is flagged), absolute floors you set.",
+            "fields": ("min_seconds_per_item", "min_seconds_per_word")}),
     )
 
     # Queryset and permissions: researchers see owned and shared campaigns only.

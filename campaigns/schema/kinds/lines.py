@@ -133,8 +133,9 @@ class LinesQuestion(BaseQuestion):
         text = entry.get(fu.id)
         text = text.strip() if isinstance(text, str) else ""
         if label in fu.when:
-            if not text:
-                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: {fu.text}"
+            if not text:  # the field's own label already says what to write: not repeated
+                shown = next((o.label for o in self.options if o.value == label), label)
+                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: required for a line marked {shown}."
             elif len(text) > fu.max_length:
                 errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: at most {fu.max_length} characters."
             else:
