@@ -27,8 +27,8 @@ MARKDOWN_PREVIEW_MAX = 200_000
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
     form = CampaignAdminForm
-    list_display = ("name", "slug", "status", "owner", "item_count", "progress",
-                    "annotations_per_item", "links")
+    list_display = ("name", "links", "slug", "status", "owner", "item_count", "progress",
+                    "per_item")
     list_filter = ("status",)
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
@@ -150,7 +150,11 @@ class CampaignAdmin(admin.ModelAdmin):
     def item_count(self, obj):
         return obj._items
 
-    @admin.display(description="Annotations done")
+    @admin.display(description="Per item", ordering="annotations_per_item")
+    def per_item(self, obj):
+        return obj.annotations_per_item
+
+    @admin.display(description="Done")
     def progress(self, obj):
         pct = 100 * obj._done / obj._wanted if obj._wanted else 0
         return f"{obj._done} / {obj._wanted} ({pct:.0f}%)"
