@@ -21,6 +21,7 @@ PERMISSIONS = {
     "annotation": ("view",),
     "exportjob": ("view", "add", "delete"),
     "deletionrecord": ("view",),
+    "answermigration": ("view",),
 }
 
 
