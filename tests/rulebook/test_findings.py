@@ -5,7 +5,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from campaigns.models import Annotation, AnswerMigration, Campaign, Item
+from campaigns.models import Annotation, Campaign, Item
 from campaigns.selectors.analysis import annotations_frame
 from tests.admin.test_campaign_form import form_data
 from tests.rulebook.conftest import PREFERENCE_SCHEMA, with_question
@@ -33,6 +33,8 @@ def test_an_api_rename_of_an_answered_question_is_refused_and_hides_nothing(api,
 
 
 def test_a_rename_is_a_recorded_migration_that_says_how_many_answers_it_changed(api, answered):
+    from campaigns.models import AnswerMigration
+
     response = api.post(f"{detail(answered)}questions/rename/",
                         {"question": "preference", "to": "pref"}, format="json")
     assert response.status_code == 200, response.json()
