@@ -413,12 +413,17 @@ class DeletionRecord(models.Model):
 
 
 class AnswerMigration(models.Model):
-    """A recorded rename of an answered question: its id in the schema and in stored answers."""
+    """A recorded rename in an answered question, in the schema and in every stored and gold
+    answer: the question's id, or one of its option values."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
                                  related_name="answer_migrations")
     question = models.CharField(max_length=64, help_text="The question's id before.")
     renamed_to = models.CharField(max_length=64, help_text="The question's id after.")
+    # Set when an option value of the question was renamed (the question's id stays).
+    value = models.CharField(max_length=100, blank=True, help_text="The option value before.")
+    value_renamed_to = models.CharField(max_length=100, blank=True,
+                                        help_text="The option value after.")
     annotations_changed = models.PositiveIntegerField(default=0)
     gold_items_changed = models.PositiveIntegerField(default=0)
     requested_by = models.ForeignKey(

@@ -18,7 +18,7 @@ from ..models import Campaign, ExportJob, Item
 from ..selectors.dashboard import campaign_dashboard
 from ..services import campaigns as campaign_services
 from ..services.items import items_import
-from ..services.schema_changes import answered_questions, question_rename
+from ..services.schema_changes import answered_questions, option_rename, question_rename
 from .forms import ExportRequestForm, ItemImportForm, QuestionRenameForm
 
 PREVIEW_LIST_SIZE = 50
@@ -203,20 +203,28 @@ def close_confirmation(model_admin, request: HttpRequest, campaigns: list[Campai
 
 
 def rename_question_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
-    """Rename an answered question's id: an explicit, recorded migration of its stored answers
-    (rewording it needs none: edit its text in the schema, the id stays)."""
+    """Rename an answered question's id or option value: an explicit, recorded migration of its
+    stored answers (rewording needs none: edit a text or label in the schema, the id stays)."""
     answered = answered_questions(campaign=campaign)
     ids = [q.get("id") for q in campaign.schema.get("questions", [])]
     form = QuestionRenameForm(request.POST or None, answered=answered, question_ids=ids)
     if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
         try:
-            record = question_rename(campaign=campaign, question=form.cleaned_data["question"],
-                                     to=form.cleaned_data["to"], user=request.user, via="admin")
+            if data["value"]:
+                record = option_rename(campaign=campaign, question=data["question"],
+                                       value=data["value"], to=data["to"], user=request.user,
+                                       via="admin")
+            else:
+                record = question_rename(campaign=campaign, question=data["question"],
+                                         to=data["to"], user=request.user, via="admin")
         except ServiceError as exc:
             form.add_error("to", exc.message)
         else:
+            what = (f"{record.question!r}'s option {record.value!r} to {record.value_renamed_to!r}"
+                    if record.value else f"{record.question!r} to {record.renamed_to!r}")
             messages.success(request, (
-                f"Renamed {record.question!r} to {record.renamed_to!r}: "
+                f"Renamed {what}: "
                 f"{record.annotations_changed} stored answer(s) and {record.gold_items_changed} "
                 "gold item(s) rewritten. The migration is recorded."))
             return redirect(_change_url(campaign))

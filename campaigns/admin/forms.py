@@ -11,7 +11,6 @@ from django.urls import reverse
 from ..importing import FORMATS
 from ..models import Campaign, ExportJob
 from ..schema import SchemaInvalid
-from ..schema.base import ID_PATTERN
 from ..services.campaigns import SETTINGS_FIELDS, campaign_check_changes
 
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
@@ -92,9 +91,11 @@ class CampaignAdminForm(forms.ModelForm):
 
 class QuestionRenameForm(forms.Form):
     question = forms.ChoiceField(label="Question")
-    to = forms.RegexField(regex=ID_PATTERN, max_length=64, label="New id", help_text=(
-        "A letter, then letters, digits, - or _. The stored answers and gold answers are "
-        "rewritten under the new id in one step, and the change is recorded."))
+    value = forms.CharField(required=False, max_length=100, label="Option value", help_text=(
+        "To rename one of the question's option values; leave empty to rename its id."))
+    to = forms.CharField(max_length=100, label="New id or value", help_text=(
+        "An id is a letter, then letters, digits, - or _. The stored answers and gold answers "
+        "are rewritten in one step, and the change is recorded."))
     confirm = forms.BooleanField(label="Rewrite the stored answers")
 
     def __init__(self, *args, answered: dict[str, int], question_ids: list[str], **kwargs):

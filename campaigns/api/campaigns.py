@@ -20,7 +20,7 @@ from ..services.campaigns import (
     campaign_update,
 )
 from ..services.privacy import worker_erase, worker_find
-from ..services.schema_changes import question_rename
+from ..services.schema_changes import option_rename, question_rename
 from . import openapi
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
@@ -206,23 +206,33 @@ class CampaignDuplicateApi(APIView):
 class QuestionRenameApi(APIView):
     class QuestionRenameInput(StrictInput):
         question = serializers.CharField(max_length=64)
-        to = serializers.CharField(max_length=64)
+        value = serializers.CharField(required=False, max_length=100, help_text=(
+            "An option value of the question to rename; without it, the question's id is."))
+        to = serializers.CharField(max_length=100)
 
     class QuestionRenameOutput(serializers.Serializer):
         question = serializers.CharField()
         renamed_to = serializers.CharField()
+        value = serializers.CharField()
+        value_renamed_to = serializers.CharField()
         annotations_changed = serializers.IntegerField()
         gold_items_changed = serializers.IntegerField()
 
     @extend_schema(operation_id="campaigns_question_rename", request=QuestionRenameInput,
                    responses={200: QuestionRenameOutput, **openapi.errors(openapi.WRITE)})
     def post(self, request, slug: str):
-        """Rename a question's id in the schema and in every stored and gold answer, in one
-        transaction; the change is recorded and the numbers changed are returned."""
+        """Rename a question's id (or, with `value`, one of its option values) in the schema
+        and in every stored and gold answer, in one transaction; the change is recorded and the
+        numbers changed are returned."""
         campaign = campaign_for(request.user, slug)
         data = validated(self.QuestionRenameInput, request.data)
-        record = question_rename(campaign=campaign, question=data["question"], to=data["to"],
-                                 user=request.user, via="api")
+        if data.get("value"):
+            record = option_rename(campaign=campaign, question=data["question"],
+                                   value=data["value"], to=data["to"], user=request.user,
+                                   via="api")
+        else:
+            record = question_rename(campaign=campaign, question=data["question"],
+                                     to=data["to"], user=request.user, via="api")
         return Response(self.QuestionRenameOutput(record).data)
 
 

@@ -191,6 +191,16 @@ class BaseQuestion(Strict):
         """What the template shows besides the question: choices, current value, rows."""
         return {"value": as_text(value)}
 
+    def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        """A stored answer with the option value `old` renamed `new` (a recorded migration of
+        the answers); raise NotImplementedError when this kind has no option values."""
+        raise NotImplementedError
+
+    def schema_with_value_renamed(self, question: dict, old: str, new: str) -> dict:
+        """This question's schema JSON with the option value `old` renamed `new`."""
+        return {**question, "options": [{**o, "value": new} if o.get("value") == old else o
+                                        for o in question.get("options", [])]}
+
     def example_answer(self, item_data: dict | None, rng: random.Random) -> Any:
         """A valid answer, drawn with `rng` (simulated workers in tests and benchmarks)."""
         raise NotImplementedError

@@ -6,7 +6,8 @@ a question has answers, a new schema must still accept every one of them: an ans
 Wording (texts, labels, help) may change freely. A question added to an answered campaign must
 be optional, since the stored annotations cannot have answered it. Renaming an answered
 question's id is `question_rename`, which rewrites the stored answers and gold answers in the
-same transaction and records how many it changed.
+same transaction and records how many it changed; `option_rename` does the same for one
+option value of a question whose kind has option values (choice, flags, lines).
 """
 from __future__ import annotations
 
@@ -105,7 +106,8 @@ def _answers_still_fit(campaign: Campaign, question, path: str, n_answers: int
     return [SchemaIssue(path, (
         f"{broken} of the {n_answers} stored answer(s) of {question.id!r} would no longer fit "
         f"this question, e.g. {'; '.join(examples)}. Options, points and criteria that have "
-        "answers cannot be removed or renamed; change their labels instead."))]
+        "answers cannot be removed or renamed by editing; change their labels instead, or rename "
+        "an option value with “Rename a question”, which migrates the stored answers."))]
 
 
 def _old_kind(campaign: Campaign, question_id: str) -> str:
@@ -139,6 +141,63 @@ def question_rename(*, campaign: Campaign, question: str, to: str, user=None,
         campaign=campaign, question=question, renamed_to=to, annotations_changed=annotations,
         gold_items_changed=gold, requested_by=user if getattr(user, "pk", None) else None,
         requested_via=via)
+
+
+@transaction.atomic
+def option_rename(*, campaign: Campaign, question: str, value: str, to: str, user=None,
+                  via: str = "service") -> AnswerMigration:
+    """Rename one option value of a question in the schema, every stored answer and every gold
+    answer; record it with the numbers changed. The question's kind does the renaming."""
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    try:
+        q = parse_schema(locked.schema).question(question)
+    except (KeyError, SchemaInvalid):
+        raise ServiceError(f"The schema has no question {question!r}.", code="no_such_question",
+                           extra={"question": question}) from None
+    try:
+        q.rename_value(None, value, to)
+    except NotImplementedError:
+        raise ServiceError(f"{question!r} has no option values to rename; change its labels "
+                           "instead.", code="no_option_values",
+                           extra={"question": question}) from None
+    schema = {**locked.schema, "questions": [
+        q.schema_with_value_renamed(j, value, to) if j.get("id") == question else j
+        for j in locked.schema["questions"]]}
+    if schema == locked.schema:
+        raise ServiceError(f"{question!r} has no option {value!r}.", code="no_such_option",
+                           extra={"question": question, "value": value})
+    try:
+        parse_schema(schema)
+    except SchemaInvalid as exc:
+        raise ServiceError(f"{to!r} cannot replace {value!r}: {exc}", code="bad_option_value",
+                           extra={"value": to}) from None
+    locked.schema = schema
+    locked.save(update_fields=["schema", "updated_at"])
+    annotations = _rewrite(Annotation.objects.filter(campaign=campaign), "answers", q, value, to)
+    gold = _rewrite(Item.objects.filter(campaign=campaign), "gold", q, value, to)
+    campaign.refresh_from_db()
+    return AnswerMigration.objects.create(
+        campaign=campaign, question=question, renamed_to=question, value=value,
+        value_renamed_to=to, annotations_changed=annotations, gold_items_changed=gold,
+        requested_by=user if getattr(user, "pk", None) else None, requested_via=via)
+
+
+def _rewrite(queryset, column: str, question, old: str, new: str, batch: int = 1000) -> int:
+    """Rewrite the question's answer in every row's JSON column; the number of rows changed."""
+    rows = queryset.filter(**{f"{column}__has_key": question.id}).only("pk", column)
+    changed, pending = 0, []
+    for row in rows.iterator(chunk_size=batch):
+        data = getattr(row, column)
+        renamed = question.rename_value(data[question.id], old, new)
+        if renamed != data[question.id]:
+            setattr(row, column, {**data, question.id: renamed})
+            pending.append(row)
+        if len(pending) >= batch:
+            changed += queryset.model.objects.bulk_update(pending, [column])
+            pending = []
+    if pending:
+        changed += queryset.model.objects.bulk_update(pending, [column])
+    return changed
 
 
 # Only these two fixed statements: the table and column are never taken from input.

@@ -162,3 +162,27 @@ def test_an_import_reports_every_problem_in_one_pass_existing_ids_included(api, 
         (1, "completion"), (2, "gold.preference"), (3, "control"), (4, "id")]
     assert "already exists in this campaign" in errors[3]["message"]
     assert Item.objects.filter(campaign=answered).count() == 4
+
+
+def test_an_option_rename_is_a_recorded_migration_of_the_stored_answers(api, answered):
+    from campaigns.models import AnswerMigration
+
+    response = api.post(f"{detail(answered)}questions/rename/",
+                        {"question": "preference", "value": "tie", "to": "draw"}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["annotations_changed"] == 2  # the two "tie" answers
+    answered.refresh_from_db()
+    assert [o["value"] for o in answered.schema["questions"][0]["options"]] == [
+        "a", "b", "draw", "skip"]
+    frame = annotations_frame(campaign=answered)
+    assert sorted(frame[frame["question"].eq("preference")]["value"]) == [
+        "a", "b", "draw", "draw"]
+    record = AnswerMigration.objects.get(campaign=answered)
+    assert (record.value, record.value_renamed_to, record.annotations_changed) == (
+        "tie", "draw", 2)
+    taken = api.post(f"{detail(answered)}questions/rename/",
+                     {"question": "preference", "value": "draw", "to": "a"}, format="json")
+    assert taken.status_code == 400 and taken.json()["extra"]["code"] == "bad_option_value"
+    likert = api.post(f"{detail(answered)}questions/rename/",
+                      {"question": "fluency", "value": "1", "to": "one"}, format="json")
+    assert likert.status_code == 400 and likert.json()["extra"]["code"] == "no_option_values"

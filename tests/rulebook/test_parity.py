@@ -74,6 +74,10 @@ TABLE = [
     Action("erase a worker", "erase", params={"platform_id": "W1"}),
     Action("rename a question (migration)", "rename", params={"question": "preference",
                                                                "to": "pref"}),
+    Action("rename an option value (migration)", "rename", params={
+        "question": "preference", "value": "tie", "to": "draw"}),
+    Action("rename an option to a taken value", "rename", params={
+        "question": "preference", "value": "tie", "to": "a"}, ok=False, says="distinct"),
     Action("rename to a taken id", "rename", params={"question": "preference",
                                                      "to": "fluency"}, ok=False,
            says="taken"),
@@ -100,7 +104,8 @@ def build(owner, collaborator) -> None:
 
 
 def state() -> list:
-    """What is stored, without ids or times: campaigns, items, answers, workers, records."""
+    """What is stored, without ids, times or which route and account asked (records keep
+    those): campaigns, items, answers, erased workers, answer migrations."""
     rows = []
     for c in Campaign.objects.order_by("slug"):
         rows.append((c.slug, c.name, c.status, c.schema, c.annotations_per_item,
@@ -113,7 +118,8 @@ def state() -> list:
                      sorted(Worker.objects.filter(campaign=c, erased_at__isnull=False)
                             .values_list("platform", flat=True)),
                      list(AnswerMigration.objects.filter(campaign=c).values_list(
-                         "question", "renamed_to", "annotations_changed"))))
+                         "question", "renamed_to", "value", "value_renamed_to",
+                         "annotations_changed"))))
     return rows
 
 
@@ -235,7 +241,8 @@ class CommandRoute:
                                self.users[a.params.get("as", "owner")].username],
             "erase": lambda: ["erase_worker", a.slug, "prolific", a.params["platform_id"]],
             "rename": lambda: ["campaign", "rename-question", a.slug, a.params["question"],
-                               a.params["to"]],
+                               a.params["to"],
+                               *(["--value", a.params["value"]] if "value" in a.params else [])],
         }[a.verb]()
         from io import StringIO
 

@@ -12,7 +12,7 @@ from campaigns.errors import ServiceError
 from campaigns.management.arguments import campaign_by_slug, existing_file
 from campaigns.schema import SchemaInvalid
 from campaigns.services import campaigns as rules
-from campaigns.services.schema_changes import question_rename
+from campaigns.services.schema_changes import option_rename, question_rename
 
 STATUS_ACTIONS = {"publish": rules.campaign_publish, "pause": rules.campaign_pause,
                   "close": rules.campaign_close}
@@ -44,7 +44,8 @@ class Command(BaseCommand):
                                 help="Rename a question's id and migrate its stored answers.")
         rename.add_argument("slug")
         rename.add_argument("question")
-        rename.add_argument("to")
+        rename.add_argument("to", help="The new id (or, with --value, the new option value).")
+        rename.add_argument("--value", help="Rename this option value of the question instead.")
 
     def handle(self, *args, action, slug, **options):
         try:
@@ -93,10 +94,16 @@ class Command(BaseCommand):
                                        user=_user(user) if user else campaign.owner)
         return f"Deleted {slug}: " + ", ".join(f"{n} {m}" for m, n in sorted(counts.items()))
 
-    def _rename_question(self, slug, *, question, to, **_):
-        record = question_rename(campaign=campaign_by_slug(slug), question=question, to=to,
-                                 via="command")
-        return (f"Renamed {question!r} to {to!r}: {record.annotations_changed} stored answer(s) "
+    def _rename_question(self, slug, *, question, to, value=None, **_):
+        campaign = campaign_by_slug(slug)
+        if value:
+            record = option_rename(campaign=campaign, question=question, value=value, to=to,
+                                   via="command")
+            what = f"{question!r}'s option {value!r}"
+        else:
+            record = question_rename(campaign=campaign, question=question, to=to, via="command")
+            what = repr(question)
+        return (f"Renamed {what} to {to!r}: {record.annotations_changed} stored answer(s) "
                 f"and {record.gold_items_changed} gold item(s) rewritten; recorded as "
                 f"migration #{record.pk}.")
 

@@ -142,6 +142,20 @@ class LinesQuestion(BaseQuestion):
                 cleaned[fu.id] = text
         return cleaned
 
+    def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        if not isinstance(answer, list):
+            return answer
+        return [{**e, "label": new} if isinstance(e, dict) and e.get("label") == old else e
+                for e in answer]
+
+    def schema_with_value_renamed(self, question: dict, old: str, new: str) -> dict:
+        renamed = super().schema_with_value_renamed(question, old, new)
+        if isinstance(renamed.get("followup"), dict):  # it names the labels that ask for it
+            followup = renamed["followup"]
+            renamed["followup"] = {**followup, "when": [new if v == old else v
+                                                        for v in followup.get("when", [])]}
+        return renamed
+
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         atoms: list[tuple[str, Any]] = []
         for n, entry in enumerate(answer, start=1):
