@@ -61,3 +61,32 @@ def test_an_answered_questions_kind_cannot_change(owner):
 def test_a_campaign_without_answers_may_change_anything(owner):
     campaign = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)
     assert _messages(campaign, RUBRIC_SCHEMA) == ""
+
+
+def test_a_lines_option_rename_rewrites_labels_and_the_followups_trigger(owner):
+    from campaigns.services.schema_changes import option_rename
+
+    campaign = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)
+    item = _item(campaign, {"story": "s", "summary": "One line. Two lines."})
+    make_annotation(campaign, item, answers={
+        "lines": [{"label": "inconsistent", "rewrite": "R"}, {"label": "consistent"}],
+        "summary_consistent": "consistent"})
+    record = option_rename(campaign=campaign, question="lines", value="inconsistent", to="wrong")
+    assert record.annotations_changed == 1
+    campaign.refresh_from_db()
+    lines = campaign.schema["questions"][0]
+    assert lines["followup"]["when"] == ["wrong"]
+    assert campaign.annotations.get().answers["lines"][0] == {"label": "wrong", "rewrite": "R"}
+    assert campaign.annotations.get().answers["summary_consistent"] == "consistent"
+
+
+def test_a_flags_option_rename_rewrites_the_selected_reasons(owner):
+    from campaigns.services.schema_changes import option_rename
+    from tests.factories import TRANSLATION_SCHEMA
+
+    campaign = make_campaign(owner=owner, schema=TRANSLATION_SCHEMA)
+    item = _item(campaign, {"source": "s", "translation": "t"})
+    make_annotation(campaign, item, answers={"acceptability": 50,
+                                             "source_issues": {"selected": ["typos"]}})
+    option_rename(campaign=campaign, question="source_issues", value="typos", to="spelling")
+    assert campaign.annotations.get().answers["source_issues"] == {"selected": ["spelling"]}
