@@ -3,6 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from campaigns import views
+from campaigns.views import site
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -10,6 +11,10 @@ urlpatterns = [
     path("exports/<int:job_id>/download/", views.export_download, name="export_download"),
     path("api/", include("campaigns.api.urls")),
     path("", include("campaigns.urls")),
+    path("", site.home, name="home"),
+    path("favicon.ico", site.favicon, name="favicon"),
+    path("help/schema/", site.schema_help, name="schema-help"),
+    path("account/api-token/", site.api_token_page, name="api-token"),
 ]
 
 # A database outage anywhere in the request answers 503 "please retry", not 500.

@@ -75,6 +75,13 @@ class Campaign(models.Model):
     bonus_per_gold_correct = models.DecimalField(
         max_digits=8, decimal_places=2, default=0,
         validators=[MinValueValidator(0)], help_text="Bonus per gold item answered correctly.")
+    # Quality control's absolute speed floors, beside its relative rule (analysis/quality.py).
+    min_seconds_per_item = models.FloatField(
+        null=True, blank=True, help_text="Flag workers whose median time per item is below this "
+        "many seconds. Empty: only the relative rule (a quarter of the typical worker's time).")
+    min_seconds_per_word = models.FloatField(
+        null=True, blank=True, help_text="Flag workers whose median time per item is below this "
+        "many seconds per word of the item's displayed text. Empty: no per-word floor.")
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -415,3 +422,31 @@ class DeletionRecord(models.Model):
 
     def __str__(self) -> str:
         return f"deletion of {self.pseudonym} in {self.campaign_slug}"
+
+
+class AnswerMigration(models.Model):
+    """A recorded rename in an answered question, in the schema and in every stored and gold
+    answer: the question's id, or one of its option values."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
+                                 related_name="answer_migrations")
+    question = models.CharField(max_length=64, help_text="The question's id before.")
+    renamed_to = models.CharField(max_length=64, help_text="The question's id after.")
+    # Set when an option value of the question was renamed (the question's id stays).
+    value = models.CharField(max_length=100, blank=True, help_text="The option value before.")
+    value_renamed_to = models.CharField(max_length=100, blank=True,
+                                        help_text="The option value after.")
+    annotations_changed = models.PositiveIntegerField(default=0)
+    gold_items_changed = models.PositiveIntegerField(default=0)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    requested_via = models.CharField(max_length=20, help_text="command, admin or api.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}: {self.question} -> {self.renamed_to}"

@@ -18,7 +18,8 @@ from ..models import Campaign, ExportJob, Item
 from ..selectors.dashboard import campaign_dashboard
 from ..services import campaigns as campaign_services
 from ..services.items import items_import
-from .forms import ExportRequestForm, ItemImportForm
+from ..services.schema_changes import answered_questions, option_rename, question_rename
+from .forms import ExportRequestForm, ItemImportForm, QuestionRenameForm
 
 PREVIEW_LIST_SIZE = 50
 STATUS_SERVICES = {
@@ -162,6 +163,8 @@ def status_view(model_admin, request: HttpRequest, campaign: Campaign, action: s
     """POST only: publish, pause or close from the campaign's page."""
     if action not in STATUS_SERVICES:
         raise Http404(f"unknown status action {action!r}")
+    if action == "close" and request.POST.get("confirm") != "yes":
+        return close_confirmation(model_admin, request, [campaign])
     service, done = STATUS_SERVICES[action]
     try:
         service(campaign=campaign)
@@ -178,3 +181,56 @@ def duplicate_view(model_admin, request: HttpRequest, campaign: Campaign) -> Htt
     messages.success(request, f"Created the draft “{copy.name}” ({copy.slug}) from "
                      f"“{campaign.name}”, without items or results.")
     return redirect(_change_url(copy))
+
+
+def close_confirmation(model_admin, request: HttpRequest, campaigns: list[Campaign]
+                       ) -> HttpResponse:
+    """Close asks first, and says what closing does (the list action and the button both)."""
+    from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+
+    single = campaigns[0] if len(campaigns) == 1 else None
+    return TemplateResponse(request, "admin/campaigns/campaign/close_confirm.html", {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": "Close for good?",
+        "campaigns": campaigns,
+        "original": single,
+        "explained": campaign_services.CLOSE_EXPLAINED,
+        "button_url": (reverse("admin:campaigns_campaign_status", args=[single.pk, "close"])
+                       if single and "status/close" in request.path else ""),
+        "action_checkbox_name": ACTION_CHECKBOX_NAME,
+    })
+
+
+def rename_question_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """Rename an answered question's id or option value: an explicit, recorded migration of its
+    stored answers (rewording needs none: edit a text or label in the schema, the id stays)."""
+    answered = answered_questions(campaign=campaign)
+    ids = [q.get("id") for q in campaign.schema.get("questions", [])]
+    form = QuestionRenameForm(request.POST or None, answered=answered, question_ids=ids)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if data["value"]:
+                record = option_rename(campaign=campaign, question=data["question"],
+                                       value=data["value"], to=data["to"], user=request.user,
+                                       via="admin")
+            else:
+                record = question_rename(campaign=campaign, question=data["question"],
+                                         to=data["to"], user=request.user, via="admin")
+        except ServiceError as exc:
+            form.add_error("to", exc.message)
+        else:
+            what = (f"{record.question!r}'s option {record.value!r} to {record.value_renamed_to!r}"
+                    if record.value else f"{record.question!r} to {record.renamed_to!r}")
+            messages.success(request, (
+                f"Renamed {what}: "
+                f"{record.annotations_changed} stored answer(s) and {record.gold_items_changed} "
+                "gold item(s) rewritten. The migration is recorded."))
+            return redirect(_change_url(campaign))
+    return TemplateResponse(
+        request, "admin/campaigns/campaign/rename_question.html",
+        _context(model_admin, request, campaign, f"Rename a question of “{campaign.name}”",
+                 form=form),
+        status=400 if form.errors else 200,
+    )

@@ -28,8 +28,8 @@ MARKDOWN_PREVIEW_MAX = 200_000
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin):
     form = CampaignAdminForm
-    list_display = ("name", "slug", "status", "owner", "item_count", "progress",
-                    "annotations_per_item", "links")
+    list_display = ("name", "links", "slug", "status", "owner", "item_count", "progress",
+                    "per_item")
     list_filter = ("status",)
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
@@ -59,6 +59,10 @@ class CampaignAdmin(admin.ModelAdmin):
         ("Approvals and bonus", {
             "description": "The bonus column of the submissions list, in the study's currency.",
             "fields": ("bonus_per_item", "bonus_per_gold_correct")}),
+        ("Quality control", {
+            "description": "Besides the relative rule (a worker under a quarter of the typical "
+                           "worker's median time is flagged), absolute floors you set.",
+            "fields": ("min_seconds_per_item", "min_seconds_per_word")}),
     )
 
     # Queryset and permissions: researchers see owned and shared campaigns only.
@@ -104,9 +108,17 @@ class CampaignAdmin(admin.ModelAdmin):
 
     def delete_queryset(self, request, queryset):
         # The bulk "delete selected" action checks the model permission only, not each row.
-        if not request.user.is_superuser and queryset.exclude(owner=request.user).exists():
+        if any(not campaign_services.campaign_may_delete(campaign=c, user=request.user)
+               for c in queryset):
             raise PermissionDenied("Only a campaign's owner may delete it.")
-        super().delete_queryset(request, queryset)
+        for campaign in queryset:
+            campaign_services.campaign_delete(campaign=campaign, user=request.user)
+
+    def delete_model(self, request, obj):
+        try:
+            campaign_services.campaign_delete(campaign=obj, user=request.user)
+        except ServiceError as exc:
+            raise PermissionDenied(exc.message) from None
 
     def get_readonly_fields(self, request, obj=None):
         fields = ["status", "worker_link", "instructions_preview", "examples_preview",
@@ -124,10 +136,17 @@ class CampaignAdmin(admin.ModelAdmin):
         if change:
             # The service applies a new k to the items' slot targets (campaign_apply_redundancy).
             changed = {f: form.cleaned_data[f] for f in form.changed_data
-                       if f in campaign_services.CONFIG_FIELDS}
+                       if f in campaign_services.SETTINGS_FIELDS}
             campaign_services.campaign_update(campaign=obj, **changed)
         else:
-            obj.save()
+            fields = {f: form.cleaned_data[f] for f in campaign_services.SETTINGS_FIELDS
+                      if f in form.cleaned_data}
+            created = campaign_services.campaign_create(owner=obj.owner, slug=obj.slug, **fields)
+            obj.pk, obj._state.adding = created.pk, False
+            obj.refresh_from_db()
+        for problem in campaign_services.campaign_control_problems(campaign=obj):
+            self.message_user(request, f"{problem} Publishing is refused until then.",
+                              messages.WARNING)
 
     # Columns and read-only fields.
 
@@ -135,7 +154,11 @@ class CampaignAdmin(admin.ModelAdmin):
     def item_count(self, obj):
         return obj._items
 
-    @admin.display(description="Annotations done")
+    @admin.display(description="Per item", ordering="annotations_per_item")
+    def per_item(self, obj):
+        return obj.annotations_per_item
+
+    @admin.display(description="Done")
     def progress(self, obj):
         pct = 100 * obj._done / obj._wanted if obj._wanted else 0
         return f"{obj._done} / {obj._wanted} ({pct:.0f}%)"
@@ -193,9 +216,12 @@ class CampaignAdmin(admin.ModelAdmin):
     def pause(self, request, queryset):
         self._run_status(request, queryset, campaign_services.campaign_pause, "paused")
 
-    @admin.action(description="Close", permissions=["change"])
+    @admin.action(description="Close for good (asks first)", permissions=["change"])
     def close(self, request, queryset):
+        if request.POST.get("confirm") != "yes":
+            return campaign_pages.close_confirmation(self, request, list(queryset))
         self._run_status(request, queryset, campaign_services.campaign_close, "closed")
+        return None
 
     @admin.action(description="Duplicate (schema and settings, no items or results)",
                   permissions=["add"])
@@ -237,6 +263,9 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_export"),
             path("<int:object_id>/duplicate/", page(campaign_pages.duplicate_view, "add", True),
                  name=f"{info}_duplicate"),
+            path("<int:object_id>/rename-question/",
+                 page(campaign_pages.rename_question_view, "change"),
+                 name=f"{info}_rename_question"),
             path("<int:object_id>/status/<str:action>/",
                  page(campaign_pages.status_view, "change", True), name=f"{info}_status"),
             path("<int:object_id>/submissions/",

@@ -9,13 +9,14 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from ..importing import FORMATS
-from ..models import Annotation, Campaign, ExportJob
+from ..models import Campaign, ExportJob
 from ..schema import SchemaInvalid
-from ..services.campaigns import campaign_check_config
+from ..services.campaigns import SETTINGS_FIELDS, campaign_check_changes
 
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
-_ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url")
+_ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url",
+                 "min_seconds_per_item", "min_seconds_per_word")
 
 
 class PrettyJSONField(forms.JSONField):
@@ -33,9 +34,13 @@ class PrettyJSONField(forms.JSONField):
 
 
 class CampaignAdminForm(forms.ModelForm):
-    schema = PrettyJSONField(rows=24, help_text="The task schema: `display` and `questions` "
-                             "(see docs/schema.md). Checked on save; problems are listed with "
-                             "their path and nothing is saved.")
+    schema = PrettyJSONField(rows=24, help_text=(
+        "The task schema: <code>display</code> (item fields to show) and <code>questions</code> "
+        "(each with an <code>id</code>, a <code>kind</code>: likert, choice, slider, lines, "
+        "rubric, text or flags, and its <code>text</code>); the "
+        "<a href=\"/help/schema/\">schema format</a> lists every kind's settings. Checked on "
+        "save: problems are listed with their path and nothing is saved. Once questions have "
+        "answers, reword them freely, but answered questions, options and criteria stay."))
     intake_questions = PrettyJSONField(rows=8, required=False, help_text=(
         "Questions asked once per worker, in the schema's question format (a JSON list)."))
     completion_redirect_url = forms.URLField(
@@ -50,7 +55,8 @@ class CampaignAdminForm(forms.ModelForm):
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
                   "completion_redirect_url",
-                  "bonus_per_item", "bonus_per_gold_correct")
+                  "bonus_per_item", "bonus_per_gold_correct",
+                  "min_seconds_per_item", "min_seconds_per_word")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -81,39 +87,33 @@ class CampaignAdminForm(forms.ModelForm):
         cleaned = super().clean()
         if "schema" not in cleaned:  # not JSON at all: the field already says so
             return cleaned
-        try:
-            campaign_check_config(
-                schema=cleaned.get("schema"),
-                intake_questions=cleaned.get("intake_questions"),
-                completion_mode=cleaned.get("completion_mode") or "",
-                completion_code=cleaned.get("completion_code") or "",
-                completion_redirect_url=cleaned.get("completion_redirect_url") or "",
-            )
+        fields = {f: cleaned[f] for f in SETTINGS_FIELDS if f in cleaned}
+        if self.instance.pk and "schema" not in self.changed_data:
+            fields.pop("schema")  # unchanged: nothing to check against the stored answers
+        try:  # the rulebook's own check, so the admin refuses exactly what the service would
+            campaign_check_changes(campaign=self.instance if self.instance.pk else None,
+                                   fields=fields)
         except SchemaInvalid as exc:
             for issue in exc.issues:
                 head = issue.path.split(".", 1)[0].split("[", 1)[0]
                 target = head if head in _ISSUE_FIELDS and head in self.fields else None
                 self.add_error(target, str(issue))
-        else:
-            self._check_answered_questions_kept(cleaned["schema"])
         return cleaned
 
-    def _check_answered_questions_kept(self, schema: dict) -> None:
-        """Once workers answered, questions may be reworded but not removed, renamed or re-kinded:
-        the stored answers (and every export of them) are keyed by question id and read by kind.
-        """
-        if not self.instance.pk or "schema" not in self.changed_data:
-            return
-        if not Annotation.objects.filter(campaign_id=self.instance.pk).exists():
-            return
-        before = {q["id"]: q["kind"] for q in self.instance.schema.get("questions", [])}
-        after = {q["id"]: q["kind"] for q in schema.get("questions", [])}
-        for qid, kind in before.items():
-            if after.get(qid) != kind:
-                change = "removed" if qid not in after else f"changed from {kind} to {after[qid]}"
-                self.add_error("schema", (
-                    f"schema.questions: {qid!r} already has answers and cannot be {change}; "
-                    "duplicate the campaign to ask other questions."))
+
+class QuestionRenameForm(forms.Form):
+    question = forms.ChoiceField(label="Question")
+    value = forms.CharField(required=False, max_length=100, label="Option value", help_text=(
+        "To rename one of the question's option values; leave empty to rename its id."))
+    to = forms.CharField(max_length=100, label="New id or value", help_text=(
+        "An id is a letter, then letters, digits, - or _. The stored answers and gold answers "
+        "are rewritten in one step, and the change is recorded."))
+    confirm = forms.BooleanField(label="Rewrite the stored answers")
+
+    def __init__(self, *args, answered: dict[str, int], question_ids: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["question"].choices = [
+            (qid, f"{qid} ({answered.get(qid, 0)} stored answers)") for qid in question_ids]
 
 
 class ItemImportForm(forms.Form):

@@ -10,7 +10,7 @@ from django.template.loader import render_to_string
 from django.utils.html import format_html
 
 from ..exporting.pseudonyms import worker_pseudonym
-from ..models import Annotation, Assignment, DeletionRecord, Worker
+from ..models import Annotation, AnswerMigration, Assignment, DeletionRecord, Worker
 from ..selectors.worker_activity import worker_assignments, worker_control_outcomes
 from .privacy import erase_workers
 from .scoping import ReadOnlyAdmin
@@ -124,3 +124,12 @@ class DeletionRecordAdmin(ReadOnlyAdmin):
     list_filter = ("requested_via",)
     search_fields = ("campaign_slug", "pseudonym")
     list_select_related = ("requested_by",)
+
+
+@admin.register(AnswerMigration)
+class AnswerMigrationAdmin(ReadOnlyAdmin):
+    """Recorded renames of answered questions (the stored answers they rewrote)."""
+
+    list_display = ("created_at", "campaign", "question", "renamed_to", "annotations_changed",
+                    "gold_items_changed", "requested_by", "requested_via")
+    list_select_related = ("campaign", "requested_by")

@@ -22,6 +22,11 @@ class QualityRules:
     min_gold_accuracy: float = 0.5  # flagged below this, once the worker has min_gold items
     min_gold: int = 2
     too_fast_fraction: float = 0.25  # median seconds below this share of the typical worker's
+    # Absolute floors a researcher sets (None: unset): a worker whose median seconds per item
+    # is below min_seconds_per_item, or whose median seconds per displayed word is below
+    # min_seconds_per_word (needs a `words` column), is too fast whatever the others do.
+    min_seconds_per_item: float | None = None
+    min_seconds_per_word: float | None = None
     straight_lining_min_items: int = 5
     alpha: float = 0.05  # bad-reference test
 
@@ -116,6 +121,8 @@ def worker_quality(frame: pd.DataFrame, rules: QualityRules | None = None) -> pd
     table["median_seconds"] = per.groupby("worker")["seconds"].median()
     typical = table["median_seconds"].median()
     table["too_fast"] = (table["median_seconds"] < rules.too_fast_fraction * typical).fillna(False)
+    table["typical_seconds"] = typical
+    table = _absolute_speed(table, per, frame, rules)
     table["straight_lining"] = table.index.isin(
         straight_liners(frame, rules.straight_lining_min_items))
     table = table.join(bad_reference_test(frame, rules.alpha).set_index("worker"))
@@ -124,6 +131,8 @@ def worker_quality(frame: pd.DataFrame, rules: QualityRules | None = None) -> pd
         lambda p: bool(p >= rules.alpha) if pd.notna(p) else False)
     table["reasons"] = [_reasons(row, rules) for row in table.itertuples()]
     table["flagged"] = table["reasons"].map(bool)
+    # The column says whether any speed rule fired; the reasons say which one.
+    table["too_fast"] = table["too_fast"] | table["below_item_floor"] | table["below_word_floor"]
     table = table.reset_index()
     return table.astype(object).where(table.notna(), None)[COLUMNS]
 
@@ -135,9 +144,36 @@ def _reasons(row, rules: QualityRules) -> list[str]:
     if row.gold_n >= rules.min_gold and row.gold_accuracy < rules.min_gold_accuracy:
         reasons.append(f"gold accuracy {row.gold_accuracy:.0%}")
     if row.too_fast:
-        reasons.append(f"too fast (median {row.median_seconds:.1f} s)")
+        reasons.append(f"too fast (median {row.median_seconds:.1f} s, under "
+                       f"{rules.too_fast_fraction:.0%} of the typical worker's "
+                       f"{row.typical_seconds:.1f} s)")
+    if row.below_item_floor:
+        reasons.append(f"too fast (median {row.median_seconds:.1f} s per item, under the "
+                       f"minimum of {rules.min_seconds_per_item:g} s)")
+    if row.below_word_floor:
+        reasons.append(f"too fast (median {row.median_seconds_per_word:.2f} s per word, under "
+                       f"the minimum of {rules.min_seconds_per_word:g} s)")
     if row.straight_lining:
         reasons.append("same answer for every item")
     if row.bad_reference_unreliable:
         reasons.append(f"bad references not scored lower (p = {row.bad_reference_p:.2f})")
     return reasons
+
+
+def _absolute_speed(table: pd.DataFrame, per: pd.DataFrame, frame: pd.DataFrame,
+                    rules: QualityRules) -> pd.DataFrame:
+    """The researcher's absolute floors: per item, and per word of the displayed text."""
+    floor = rules.min_seconds_per_item
+    table["below_item_floor"] = (table["median_seconds"] < floor).fillna(False) \
+        if floor is not None else False
+    table["median_seconds_per_word"] = np.nan
+    table["below_word_floor"] = False
+    if rules.min_seconds_per_word is not None and "words" in frame.columns:
+        words = frame.groupby("annotation")["words"].first()
+        rate = per.set_index("annotation")["seconds"] / words.reindex(
+            per["annotation"]).where(lambda w: w > 0).to_numpy()
+        per_word = rate.groupby(per.set_index("annotation")["worker"]).median()
+        table["median_seconds_per_word"] = per_word
+        table["below_word_floor"] = (per_word < rules.min_seconds_per_word).reindex(
+            table.index).fillna(False).astype(bool)
+    return table

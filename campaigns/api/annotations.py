@@ -63,6 +63,8 @@ class AnnotationListApi(APIView):
         responses={200: paginated(AnnotationOutput), **openapi.errors()},
     )
     def get(self, request, slug: str):
+        """The campaign's stored annotations (answers, worker pseudonym, time), oldest first;
+        filter by system, worker or submission time, and follow `next`."""
         campaign = campaign_for(request.user, slug)
         filters = validated(self.AnnotationFilterInput, request.query_params)
         annotations = Annotation.objects.filter(campaign=campaign).select_related("item", "worker")

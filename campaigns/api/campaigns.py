@@ -1,4 +1,5 @@
-"""Campaign endpoints: list, create, read, update, change status."""
+"""Campaign endpoints: list, create, read, update, change status, duplicate, delete, rename a
+question, erase a worker; each calls the rulebook's service (campaigns/services/campaigns.py)."""
 from __future__ import annotations
 
 from django.db.models import QuerySet
@@ -7,10 +8,19 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..errors import Conflict
-from ..models import Campaign
+from ..models import Campaign, Worker
 from ..selectors.campaigns import campaigns_visible_to
-from ..services.campaigns import CONFIG_FIELDS, campaign_create, campaign_update
+from ..services.campaigns import (
+    CONFIG_FIELDS,
+    campaign_control_problems,
+    campaign_create,
+    campaign_delete,
+    campaign_duplicate,
+    campaign_set_status,
+    campaign_update,
+)
+from ..services.privacy import worker_erase, worker_find
+from ..services.schema_changes import option_rename, question_rename
 from . import openapi
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
@@ -42,11 +52,24 @@ class CampaignOutput(serializers.ModelSerializer):
     intake_questions = serializers.JSONField(help_text="Questions asked once per worker.")
     # A plain string: empty when unset, which a "uri" format would deny.
     completion_redirect_url = serializers.CharField()
+    warnings = serializers.SerializerMethodField(
+        help_text="Settings the items cannot honour yet (publishing refuses them).")
 
     class Meta:
         model = Campaign
         fields = ["id", "slug", "owner", "collaborators", *CONFIG_FIELDS, "created_at",
-                  "updated_at"]
+                  "updated_at", "warnings"]
+        read_only_fields = fields
+
+    def get_warnings(self, campaign) -> list[str]:
+        return campaign_control_problems(campaign=campaign)
+
+
+class CampaignListOutput(CampaignOutput):
+    """A list row: everything but the warnings, which cost a count per campaign."""
+
+    class Meta(CampaignOutput.Meta):
+        fields = [f for f in CampaignOutput.Meta.fields if f != "warnings"]
         read_only_fields = fields
 
 
@@ -76,6 +99,10 @@ class CampaignSettingsInput(StrictInput):
     completion_redirect_url = serializers.URLField(required=False, allow_blank=True,
                                                    max_length=500)
     source = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX)
+    min_seconds_per_item = serializers.FloatField(required=False, allow_null=True, min_value=0,
+                                                  max_value=86_400)
+    min_seconds_per_word = serializers.FloatField(required=False, allow_null=True, min_value=0,
+                                                  max_value=3_600)
 
 
 class CampaignCreateInput(CampaignSettingsInput):
@@ -94,20 +121,20 @@ def _answer(request, campaign: Campaign, status_code: int = status.HTTP_200_OK) 
 
 class CampaignListCreateApi(APIView):
     @extend_schema(operation_id="campaigns_list", parameters=PAGE_PARAMETERS,
-                   responses={200: paginated(CampaignOutput), **openapi.errors()})
+                   responses={200: paginated(CampaignListOutput), **openapi.errors()})
     def get(self, request):
+        """The campaigns you own or collaborate on, newest first."""
         paginator = NewestFirstPagination()
         page = paginator.paginate_queryset(_visible(request.user), request, view=self)
-        return paginator.get_paginated_response(CampaignOutput(page, many=True).data)
+        return paginator.get_paginated_response(CampaignListOutput(page, many=True).data)
 
     @extend_schema(operation_id="campaigns_create", request=CampaignCreateInput,
                    examples=[CREATE_EXAMPLE],
                    responses={201: CampaignOutput, **openapi.errors(openapi.WRITE)})
     def post(self, request):
+        """Create a draft campaign; the schema is checked and every problem named by its JSON
+        path (400). A taken slug is a 409."""
         data = validated(CampaignCreateInput, request.data)
-        if Campaign.objects.filter(slug=data["slug"]).exists():
-            raise Conflict("A campaign with this slug already exists; choose another.",
-                           extra={"field": "slug"})
         campaign = campaign_create(owner=request.user, **data)
         return _answer(request, campaign, status.HTTP_201_CREATED)
 
@@ -116,16 +143,31 @@ class CampaignDetailApi(APIView):
     @extend_schema(operation_id="campaigns_read",
                    responses={200: CampaignOutput, **openapi.errors()})
     def get(self, request, slug: str):
+        """One campaign's settings, schema and status; `warnings` lists settings its items
+        cannot honour yet."""
         campaign = campaign_for(request.user, slug)
         return _answer(request, campaign)
 
     @extend_schema(operation_id="campaigns_update", request=CampaignSettingsInput,
                    responses={200: CampaignOutput, **openapi.errors(openapi.WRITE)})
     def patch(self, request, slug: str):
+        """Change settings or the schema. Once questions have answers, a change that would hide
+        them (removing or renaming a question, option or criterion with answers, a new required
+        question) is a 400 naming each; reword labels instead, or rename a question with
+        `questions/rename/`. The status changes only through `status/`."""
         campaign = campaign_for(request.user, slug)
         data = validated(CampaignSettingsInput, request.data, partial=True)
         campaign_update(campaign=campaign, **data)
         return _answer(request, campaign)
+
+
+    @extend_schema(operation_id="campaigns_delete",
+                   responses={204: None, **openapi.errors(openapi.WRITE)})
+    def delete(self, request, slug: str):
+        """Delete the campaign with its items, workers and results; only its owner may (403)."""
+        campaign = campaign_for(request.user, slug)
+        campaign_delete(campaign=campaign, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class CampaignStatusApi(APIView):
@@ -137,9 +179,89 @@ class CampaignStatusApi(APIView):
                                             request_only=True)],
                    responses={200: CampaignOutput, **openapi.errors(openapi.WRITE)})
     def post(self, request, slug: str):
-        """Change the status: draft, live (workers can start), paused, closed."""
+        """Publish (`live`: needs items, and attention/gold items for the checks per
+        assignment), pause (`paused`) or close (`closed`, for good). A closed campaign is never
+        reopened and nothing goes back to `draft` (409)."""
         campaign = campaign_for(request.user, slug)
         data = validated(self.CampaignStatusInput, request.data)
-        campaign_update(campaign=campaign, status=data["status"])
+        campaign_set_status(campaign=campaign, status=data["status"])
         return _answer(request, campaign)
+
+
+class CampaignDuplicateApi(APIView):
+    class CampaignDuplicateInput(StrictInput):
+        slug = serializers.SlugField(required=False, max_length=80)
+        name = serializers.CharField(required=False, max_length=200)
+
+    @extend_schema(operation_id="campaigns_duplicate", request=CampaignDuplicateInput,
+                   responses={201: CampaignOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str):
+        """A new draft with this campaign's schema and settings, without items or results."""
+        campaign = campaign_for(request.user, slug)
+        data = validated(self.CampaignDuplicateInput, request.data)
+        copy = campaign_duplicate(campaign=campaign, owner=request.user, **data)
+        return _answer(request, copy, status.HTTP_201_CREATED)
+
+
+class QuestionRenameApi(APIView):
+    class QuestionRenameInput(StrictInput):
+        question = serializers.CharField(max_length=64)
+        value = serializers.CharField(required=False, max_length=100, help_text=(
+            "An option value of the question to rename; without it, the question's id is."))
+        to = serializers.CharField(max_length=100)
+
+    class QuestionRenameOutput(serializers.Serializer):
+        question = serializers.CharField()
+        renamed_to = serializers.CharField()
+        value = serializers.CharField()
+        value_renamed_to = serializers.CharField()
+        annotations_changed = serializers.IntegerField()
+        gold_items_changed = serializers.IntegerField()
+
+    @extend_schema(operation_id="campaigns_question_rename", request=QuestionRenameInput,
+                   responses={200: QuestionRenameOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str):
+        """Rename a question's id (or, with `value`, one of its option values) in the schema
+        and in every stored and gold answer, in one transaction; the change is recorded and the
+        numbers changed are returned."""
+        campaign = campaign_for(request.user, slug)
+        data = validated(self.QuestionRenameInput, request.data)
+        if data.get("value"):
+            record = option_rename(campaign=campaign, question=data["question"],
+                                   value=data["value"], to=data["to"], user=request.user,
+                                   via="api")
+        else:
+            record = question_rename(campaign=campaign, question=data["question"],
+                                     to=data["to"], user=request.user, via="api")
+        return Response(self.QuestionRenameOutput(record).data)
+
+
+class WorkerEraseApi(APIView):
+    class WorkerEraseInput(StrictInput):
+        platform = serializers.ChoiceField(choices=Worker.Platform.choices)
+        platform_id = serializers.CharField(max_length=200)
+        reason = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+
+    class WorkerEraseOutput(serializers.Serializer):
+        pseudonym = serializers.CharField()
+        annotations_deleted = serializers.IntegerField()
+        assignments_deleted = serializers.IntegerField()
+        already_erased = serializers.BooleanField()
+
+    @extend_schema(operation_id="workers_erase", request=WorkerEraseInput,
+                   responses={200: WorkerEraseOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str):
+        """Delete one worker's data on their request (answers, assignments, intake, platform id)
+        and record it; asking again returns the first record."""
+        campaign = campaign_for(request.user, slug)
+        data = validated(self.WorkerEraseInput, request.data)
+        worker = worker_find(campaign=campaign, platform=data["platform"],
+                             platform_id=data["platform_id"])
+        result = worker_erase(worker=worker, requested_by=request.user, via="api",
+                              reason=data.get("reason", ""))
+        record = result.record
+        return Response(self.WorkerEraseOutput({
+            "pseudonym": record.pseudonym, "annotations_deleted": record.annotations_deleted,
+            "assignments_deleted": record.assignments_deleted,
+            "already_erased": result.already_erased}).data)
 

@@ -78,6 +78,7 @@ class ExportListCreateApi(APIView):
     @extend_schema(operation_id="exports_list", tags=["exports"], parameters=PAGE_PARAMETERS,
                    responses={200: paginated(ExportJobOutput), **openapi.errors()})
     def get(self, request, slug: str):
+        """The campaign's export jobs, newest first, with their status and download links."""
         campaign = campaign_for(request.user, slug)
         jobs = ExportJob.objects.filter(campaign=campaign).select_related("campaign",
                                                                           "requested_by")
@@ -107,6 +108,7 @@ class ExportDetailApi(APIView):
     @extend_schema(operation_id="exports_read", tags=["exports"],
                    responses={200: ExportJobOutput, **openapi.errors()})
     def get(self, request, slug: str, job_id: int):
+        """One export job: its status, rows written so far and, once done, the download link."""
         job = _job_for(request.user, slug, job_id)
         return Response(ExportJobOutput(job, context={"request": request}).data)
 

@@ -112,6 +112,8 @@ class ItemListApi(APIView):
         responses={200: paginated(ItemOutput), **openapi.errors()},
     )
     def get(self, request, slug: str):
+        """The campaign's items with their data, control kind and slot counts; filter by
+        system or control kind, and follow `next`."""
         campaign = campaign_for(request.user, slug)
         filters = validated(self.ItemFilterInput, request.query_params)
         items = Item.objects.filter(campaign=campaign, **filters)

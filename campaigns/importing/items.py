@@ -5,6 +5,7 @@ Pure checking: no database access. campaigns/services/items.py stores the rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,30 +105,49 @@ def _check_control(control, gold, tolerance, data, row, line, schema, out) -> st
     return control
 
 
-def parse_items(content: bytes, fmt: str, schema: TaskSchema) -> list[ParsedItem]:
-    """Parse and check a whole file; raise ImportRejected with every problem found."""
+def parse_items(
+    content: bytes, fmt: str, schema: TaskSchema,
+    existing_ids: Callable[[list[str]], set[str]] | None = None,
+) -> list[ParsedItem]:
+    """Parse and check a whole file; raise ImportRejected with every problem found.
+
+    `existing_ids(ids)` answers which of the file's ids are taken already (the caller's
+    database); they are reported in the same pass as every other problem, by row.
+    """
     if fmt not in FORMATS:
         raise ImportRejected([RowError(None, "", f"unknown format {fmt!r}; use one of {FORMATS}")])
     text = decode(content)
     out = Collector(required_fields=tuple(schema.item_fields))
     items: list[ParsedItem] = []
-    first_row: dict[str, int] = {}
+    first_row: dict[str, tuple[int, int | None]] = {}
     for row, line, record in read_records(text, fmt):
         parsed = check_record(record, row, line, schema, out)
-        if parsed is None:
+        external_id = _record_id(record)
+        if external_id is None:
             continue
-        if parsed.external_id in first_row:
-            out.add(
-                row,
-                "id",
-                f"{parsed.external_id!r} repeats row {first_row[parsed.external_id]}",
-                line,
-            )
+        if external_id in first_row:
+            out.add(row, "id", f"{external_id!r} repeats row {first_row[external_id][0]}", line)
             continue
-        first_row[parsed.external_id] = row
-        items.append(parsed)
+        first_row[external_id] = (row, line)
+        if parsed is not None:
+            items.append(parsed)
+    if existing_ids is not None and first_row:
+        for taken in sorted(existing_ids(list(first_row)), key=lambda i: first_row[i][0]):
+            row, line = first_row[taken]
+            out.add(row, "id", f"{taken!r} already exists in this campaign", line)
     if not items and not out.errors:
         out.add(None, "", "the file has no items")
     if out.errors:
+        out.errors.sort(key=lambda e: -1 if e.row is None else e.row)  # stable: row order kept
         raise ImportRejected(out.errors)
     return items
+
+
+def _record_id(record: Any) -> str | None:
+    """The row's id as check_record() reads it, or None when it has none usable."""
+    if not isinstance(record, dict):
+        return None
+    external_id = record.get("id", record.get("external_id"))
+    if external_id is None or not str(external_id).strip() or len(str(external_id)) > 200:
+        return None
+    return str(external_id).strip()

@@ -99,6 +99,9 @@ class BaseQuestion(Strict):
     sized_by_answers: ClassVar[bool] = False
     # Whether an LLM judge may answer this question with a dict keyed by its parts.
     judged_by_parts: ClassVar[bool] = False
+    # Whether validate_answer() needs the item's data (then stored answers are rechecked per
+    # item when an answered question changes, not per distinct answer).
+    answer_reads_item: ClassVar[bool] = False
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> Any:
         """Return the cleaned answer or raise AnswerInvalid. `raw` is never None here."""
@@ -187,6 +190,16 @@ class BaseQuestion(Strict):
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         """What the template shows besides the question: choices, current value, rows."""
         return {"value": as_text(value)}
+
+    def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        """A stored answer with the option value `old` renamed `new` (a recorded migration of
+        the answers); raise NotImplementedError when this kind has no option values."""
+        raise NotImplementedError
+
+    def schema_with_value_renamed(self, question: dict, old: str, new: str) -> dict:
+        """This question's schema JSON with the option value `old` renamed `new`."""
+        return {**question, "options": [{**o, "value": new} if o.get("value") == old else o
+                                        for o in question.get("options", [])]}
 
     def example_answer(self, item_data: dict | None, rng: random.Random) -> Any:
         """A valid answer, drawn with `rng` (simulated workers in tests and benchmarks)."""

@@ -274,7 +274,7 @@ def question_agreement(
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, _ = split_frame(frame)
     if exclude_flagged:
-        humans = humans[~humans["worker_name"].isin(_flagged_names(_quality(humans)))]
+        humans = humans[~humans["worker_name"].isin(_flagged_names(_quality(humans, campaign)))]
     rated = humans[humans["rated"] & humans["control"].eq("") & humans["question"].eq(q.id)]
     agree = _agreement_input(rated)
     agree = agree[agree["part"].eq(part)]
@@ -508,9 +508,25 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame) -> dict:
     }
 
 
-def _quality(humans: pd.DataFrame) -> pd.DataFrame:
-    table = quality.worker_quality(humans.assign(worker=humans["worker_name"]))
+def _quality(humans: pd.DataFrame, campaign: Campaign | None = None) -> pd.DataFrame:
+    rules, humans = _speed_rules(humans, campaign)
+    table = quality.worker_quality(humans.assign(worker=humans["worker_name"]), rules)
     return table
+
+
+def _speed_rules(humans: pd.DataFrame, campaign: Campaign | None
+                 ) -> tuple[quality.QualityRules, pd.DataFrame]:
+    """The campaign's own speed floors, and each row's item word count when one is per word."""
+    if campaign is None:
+        return quality.QualityRules(), humans
+    rules = quality.QualityRules(min_seconds_per_item=campaign.min_seconds_per_item,
+                                 min_seconds_per_word=campaign.min_seconds_per_word)
+    if campaign.min_seconds_per_word is not None and not humans.empty:
+        fields = [d.field for d in parse_schema(campaign.schema).display]
+        words = {pk: sum(len(str(data.get(f) or "").split()) for f in fields)
+                 for pk, data in Item.objects.filter(campaign=campaign).values_list("pk", "data")}
+        humans = humans.assign(words=humans["item"].map(words))
+    return rules, humans
 
 
 def _flagged_names(quality_table: pd.DataFrame) -> set[str]:
@@ -524,7 +540,7 @@ def flagged_worker_ids(*, campaign: Campaign) -> set[int]:
     humans, _ = split_frame(frame)
     if humans.empty:
         return set()
-    flagged_names = _flagged_names(_quality(humans))
+    flagged_names = _flagged_names(_quality(humans, campaign))
     names = humans.drop_duplicates("worker")
     return {int(w) for w, n in zip(names["worker"], names["worker_name"], strict=True)
             if n in flagged_names}
@@ -570,7 +586,7 @@ def campaign_statistics(
     schema = parse_schema(campaign.schema)
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, llm = split_frame(frame)
-    quality_table = _quality(humans)
+    quality_table = _quality(humans, campaign)
     flagged = _flagged_names(quality_table)
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
     tables = _human_tables(used, n_boot)

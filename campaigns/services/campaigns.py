@@ -1,13 +1,25 @@
-"""Campaign writes: create with a validated schema, change settings, change status."""
+"""The campaign rulebook: every state change of a campaign is one function here.
+
+Create, edit (settings and schema), publish, pause, close, duplicate and delete; item import is
+campaigns/services/items.py, a worker's erasure campaigns/services/privacy.py, and a recorded
+rename of an answered question campaigns/services/schema_changes.py. The admin, the API and
+the management commands only adapt their input and call these, so they cannot disagree; the
+rules and their errors are tabled in docs/rules.md.
+
+Lifecycle: draft -> live <-> paused -> closed. Closing is for good on every route (there is
+no reopen); duplicate a closed campaign to run the study again.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Count, Q
 
 from ..errors import Conflict, ServiceError
 from ..models import Campaign, Item
 from ..schema import SchemaInvalid, SchemaIssue, parse_questions, parse_schema
+from .schema_changes import schema_change_issues
 
 CONFIG_FIELDS = (
     "name", "description", "status", "schema", "instructions", "examples", "consent_text",
@@ -15,7 +27,10 @@ CONFIG_FIELDS = (
     "assignment_timeout_minutes", "max_assignments_per_worker",
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
     "completion_code", "completion_redirect_url", "source",
+    "min_seconds_per_item", "min_seconds_per_word",
 )
+# What create and update accept: the status changes only through publish, pause and close.
+SETTINGS_FIELDS = tuple(f for f in CONFIG_FIELDS if f != "status")
 
 
 def campaign_check_config(*, schema: Any, intake_questions: Any, completion_mode: str = "",
@@ -39,34 +54,68 @@ def campaign_check_config(*, schema: Any, intake_questions: Any, completion_mode
         raise SchemaInvalid(issues)
 
 
-def campaign_create(*, owner, slug: str, **fields: Any) -> Campaign:
-    """Create a campaign after checking its schema and intake questions."""
-    unknown = set(fields) - set(CONFIG_FIELDS)
+def campaign_check_changes(*, campaign: Campaign | None, fields: dict[str, Any]) -> None:
+    """Raise SchemaInvalid listing every problem of these settings on this campaign (None: new).
+
+    The configuration must be valid, and a schema change must keep every stored answer
+    readable (schema_change_issues). The admin form calls this too, to show the problems next
+    to their fields before anything is saved.
+    """
+    current = {f: getattr(campaign, f) for f in SETTINGS_FIELDS} if campaign else {}
+    merged = {**current, **fields}
+    issues: list[SchemaIssue] = []
+    try:
+        campaign_check_config(
+            schema=merged.get("schema"), intake_questions=merged.get("intake_questions"),
+            completion_mode=merged.get("completion_mode") or "",
+            completion_code=merged.get("completion_code") or "",
+            completion_redirect_url=merged.get("completion_redirect_url") or "",
+        )
+    except SchemaInvalid as exc:
+        issues += exc.issues
+    for name in ("min_seconds_per_item", "min_seconds_per_word"):
+        if merged.get(name) is not None and merged[name] < 0:
+            issues.append(SchemaIssue(name, "must be 0 or more seconds"))
+    if not issues and campaign is not None and "schema" in fields:
+        issues += schema_change_issues(campaign=campaign, schema=fields["schema"])
+    if issues:
+        raise SchemaInvalid(issues)
+
+
+def _check_field_names(fields: dict[str, Any]) -> None:
+    if "status" in fields:
+        raise ServiceError("The status changes only by publishing, pausing or closing.",
+                           code="status_not_a_setting", extra={"field": "status"})
+    unknown = set(fields) - set(SETTINGS_FIELDS)
     if unknown:
         raise TypeError(f"unknown campaign fields: {sorted(unknown)}")
-    campaign = Campaign(owner=owner, slug=slug, **fields)
-    campaign_check_config(
-        schema=campaign.schema, intake_questions=campaign.intake_questions,
-        completion_mode=campaign.completion_mode, completion_code=campaign.completion_code,
-        completion_redirect_url=campaign.completion_redirect_url,
-    )
+
+
+def campaign_create(*, owner, slug: str, **fields: Any) -> Campaign:
+    """Create a draft campaign after checking its configuration; a taken slug is a 409."""
+    _check_field_names(fields)
+    if Campaign.objects.filter(slug=slug).exists():
+        raise Conflict("A campaign with this slug already exists; choose another.",
+                       extra={"field": "slug"})
+    campaign_check_changes(campaign=None, fields=fields)
+    campaign = Campaign(owner=owner, slug=slug, status=Campaign.Status.DRAFT, **fields)
     campaign.save()
     return campaign
 
 
 @transaction.atomic
 def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
-    """Change a campaign's settings; a new k is applied to its regular items' slot targets."""
-    unknown = set(fields) - set(CONFIG_FIELDS)
-    if unknown:
-        raise TypeError(f"unknown campaign fields: {sorted(unknown)}")
+    """Change a campaign's settings and schema; a new k is applied to its items' slot targets.
+
+    A schema change that would hide stored answers is refused (schema_change_issues).
+    """
+    _check_field_names(fields)
+    # Checked against the stored row, locked, so that two editors cannot each pass the
+    # answered-questions check on a stale copy.
+    stored = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    campaign_check_changes(campaign=stored, fields=fields)
     for name, value in fields.items():
         setattr(campaign, name, value)
-    campaign_check_config(
-        schema=campaign.schema, intake_questions=campaign.intake_questions,
-        completion_mode=campaign.completion_mode, completion_code=campaign.completion_code,
-        completion_redirect_url=campaign.completion_redirect_url,
-    )
     campaign.save()
     if "annotations_per_item" in fields:
         campaign_apply_redundancy(campaign=campaign)
@@ -81,6 +130,31 @@ def campaign_apply_redundancy(*, campaign: Campaign) -> int:
     return Item.objects.filter(campaign=campaign, control="").update(
         slots_wanted=Greatest(F("slots_taken"), campaign.annotations_per_item)
     )
+
+
+def _control_counts(campaign: Campaign) -> dict[str, int]:
+    counts = Item.objects.filter(campaign=campaign).aggregate(
+        regular=Count("pk", filter=Q(control="")),
+        attention=Count("pk", filter=Q(control=Item.Control.ATTENTION)),
+        gold=Count("pk", filter=Q(control=Item.Control.GOLD)),
+    )
+    return counts
+
+
+def campaign_control_problems(*, campaign: Campaign) -> list[str]:
+    """Checks per assignment that the campaign's items cannot supply (warned at save,
+    refused at publish): workers would silently get fewer checks than the settings promise."""
+    counts = _control_counts(campaign)
+    problems = []
+    for setting, kind in (("attention_checks_per_assignment", "attention"),
+                          ("gold_items_per_assignment", "gold")):
+        wanted = getattr(campaign, setting)
+        if wanted > counts[kind]:
+            problems.append(
+                f"{setting.replace('_', ' ').capitalize()} is {wanted}, but the campaign has "
+                f"{counts[kind]} {kind} item(s); import {kind} items (control = {kind}) or "
+                "lower the setting.")
+    return problems
 
 
 # Status changes. Each is one conditional UPDATE whose row count is checked, so two researchers
@@ -99,28 +173,37 @@ def _set_status(*, campaign: Campaign, to: str, allowed_from: tuple[str, ...],
 
 
 def _refusal(campaign: Campaign, verb: str) -> Conflict:
+    if campaign.status == Campaign.Status.CLOSED:
+        return Conflict(
+            f"“{campaign.name}” is closed, and closing is for good; it cannot be {verb}. "
+            "Duplicate it to run the study again.",
+            code="campaign_closed", extra={"status": campaign.status},
+        )
     return Conflict(
         f"“{campaign.name}” is {campaign.get_status_display().lower()}; it cannot be {verb}.",
-        extra={"status": campaign.status},
+        code="status_conflict", extra={"status": campaign.status},
     )
 
 
 def campaign_publish(*, campaign: Campaign) -> Campaign:
-    """Make a draft or paused campaign live; it needs a valid configuration and regular items."""
+    """Make a draft or paused campaign live: it needs a valid configuration, regular items,
+    and as many attention and gold items as one assignment asks for."""
+    campaign.refresh_from_db()
     if campaign.status not in _PUBLISHABLE:  # say so before listing what else is missing
         raise _refusal(campaign, "published")
     try:
-        campaign_check_config(
-            schema=campaign.schema, intake_questions=campaign.intake_questions,
-            completion_mode=campaign.completion_mode, completion_code=campaign.completion_code,
-            completion_redirect_url=campaign.completion_redirect_url,
-        )
+        campaign_check_changes(campaign=None, fields={f: getattr(campaign, f)
+                                                      for f in SETTINGS_FIELDS})
     except SchemaInvalid as exc:
         raise ServiceError(f"“{campaign.name}” cannot be published: {exc}",
                            code="config_invalid") from None
     if not Item.objects.filter(campaign=campaign, control="").exists():
         raise ServiceError(f"“{campaign.name}” has no items to annotate; import items first.",
                            code="no_items")
+    problems = campaign_control_problems(campaign=campaign)
+    if problems:
+        raise ServiceError(f"“{campaign.name}” cannot be published: {' '.join(problems)}",
+                           code="control_items_missing")
     return _set_status(campaign=campaign, to=Campaign.Status.LIVE, allowed_from=_PUBLISHABLE,
                        verb="published")
 
@@ -131,12 +214,27 @@ def campaign_pause(*, campaign: Campaign) -> Campaign:
                        allowed_from=(Campaign.Status.LIVE,), verb="paused")
 
 
+CLOSE_EXPLAINED = ("Closing is for good: no worker can start new work, workers who hold an "
+                   "assignment can still hand it in, results and exports stay, and the campaign "
+                   "cannot be published again (duplicate it to run the study again).")
+
+
 def campaign_close(*, campaign: Campaign) -> Campaign:
     """Close a campaign for good (results stay); duplicate it to run the study again."""
     return _set_status(
         campaign=campaign, to=Campaign.Status.CLOSED, verb="closed",
         allowed_from=(Campaign.Status.DRAFT, Campaign.Status.LIVE, Campaign.Status.PAUSED),
     )
+
+
+def campaign_set_status(*, campaign: Campaign, status: str) -> Campaign:
+    """The status a route asks for, through the one service that may set it."""
+    services = {Campaign.Status.LIVE: campaign_publish, Campaign.Status.PAUSED: campaign_pause,
+                Campaign.Status.CLOSED: campaign_close}
+    if status not in services:
+        raise Conflict(f"A campaign never goes back to {status!r}; publish, pause or close it.",
+                       code="status_conflict", extra={"status": campaign.status})
+    return services[status](campaign=campaign)
 
 
 @transaction.atomic
@@ -154,6 +252,21 @@ def campaign_duplicate(*, campaign: Campaign, owner, name: str | None = None,
     copy = Campaign.objects.create(owner=owner, slug=slug, **fields)
     copy.collaborators.set(campaign.collaborators.all())
     return copy
+
+
+def campaign_may_delete(*, campaign: Campaign, user) -> bool:
+    """Collaborators may change a study; only its owner (or a superuser) may delete it."""
+    return bool(user.is_superuser or campaign.owner_id == user.pk)
+
+
+@transaction.atomic
+def campaign_delete(*, campaign: Campaign, user) -> dict[str, int]:
+    """Delete a campaign with its items, workers and results; only its owner may."""
+    if not campaign_may_delete(campaign=campaign, user=user):
+        raise ServiceError("Only the campaign's owner may delete it (and its results).",
+                           code="not_owner", status=403)
+    _, counts = campaign.delete()
+    return counts
 
 
 def _free_slug(base: str) -> str:

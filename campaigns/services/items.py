@@ -40,9 +40,10 @@ def items_import(
         raise ImportRejected(
             [RowError(None, "", f"the campaign's schema is invalid: {exc}")]
         ) from None
-    parsed = parse_items(content, fmt, schema)
     with transaction.atomic():
-        _reject_existing_ids(campaign, parsed)
+        # One pass: the parser reports ids already in the campaign with every other problem.
+        parsed = parse_items(content, fmt, schema,
+                             existing_ids=lambda ids: _existing_ids(campaign, ids))
         try:
             _copy_insert(campaign, parsed)
         except _INTEGRITY_ERRORS as exc:  # a concurrent import took an id after our check
@@ -51,22 +52,13 @@ def items_import(
     return ImportResult(created=len(parsed), control_items=control)
 
 
-def _reject_existing_ids(campaign: Campaign, parsed: list[ParsedItem]) -> None:
-    by_id = {p.external_id: p for p in parsed}
-    ids = list(by_id)
-    clashes: list[RowError] = []
+def _existing_ids(campaign: Campaign, ids: list[str]) -> set[str]:
+    taken: set[str] = set()
     for start in range(0, len(ids), 5000):
         chunk = ids[start : start + 5000]
-        for existing in Item.objects.filter(campaign=campaign, external_id__in=chunk).values_list(
-            "external_id", flat=True
-        ):
-            p = by_id[existing]
-            clashes.append(
-                RowError(p.row, "id", f"{existing!r} already exists in this campaign", p.line)
-            )
-    if clashes:
-        clashes.sort(key=lambda e: e.row or 0)
-        raise ImportRejected(clashes)
+        taken.update(Item.objects.filter(campaign=campaign, external_id__in=chunk)
+                     .values_list("external_id", flat=True))
+    return taken
 
 
 def _copy_field(value: str) -> str:

@@ -21,6 +21,7 @@ PERMISSIONS = {
     "annotation": ("view",),
     "exportjob": ("view", "add", "delete"),
     "deletionrecord": ("view",),
+    "answermigration": ("view",),
 }
 
 
@@ -44,3 +45,20 @@ def researcher_create(*, username: str, email: str = "", password: str | None = 
     user = User.objects.create_user(username, email, password, is_staff=True)
     user.groups.add(researchers_group())
     return user, password
+
+
+def api_token_create(*, user):
+    """A new API token for this user, replacing any earlier one (which stops working)."""
+    from rest_framework.authtoken.models import Token
+
+    with transaction.atomic():
+        Token.objects.filter(user=user).delete()
+        return Token.objects.create(user=user)
+
+
+def api_token_revoke(*, user) -> bool:
+    """Delete this user's API token; False when there was none."""
+    from rest_framework.authtoken.models import Token
+
+    deleted, _ = Token.objects.filter(user=user).delete()
+    return bool(deleted)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import transaction
 
 from ..models import Campaign
-from .campaigns import CONFIG_FIELDS, campaign_create
+from .campaigns import SETTINGS_FIELDS, campaign_create, campaign_publish
 from .items import items_import
 
 FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
@@ -40,8 +40,10 @@ def seed_campaigns_load(*, owner, directory: Path = FIXTURES_DIR,
 @transaction.atomic
 def _load_one(*, owner, folder: Path) -> Campaign:
     config = json.loads((folder / "campaign.json").read_text(encoding="utf-8"))
-    fields = {k: v for k, v in config.items() if k in CONFIG_FIELDS}
+    fields = {k: v for k, v in config.items() if k in SETTINGS_FIELDS}
     campaign = campaign_create(owner=owner, slug=config["slug"], **fields)
     items_file = folder / "items.jsonl"
     items_import(campaign=campaign, content=items_file.read_bytes(), filename=items_file.name)
+    if config.get("status") == Campaign.Status.LIVE:  # through the rulebook, like any route
+        campaign_publish(campaign=campaign)
     return campaign

@@ -17,9 +17,9 @@ pytestmark = pytest.mark.django_db
 CHANGELIST = "admin:campaigns_campaign_changelist"
 
 
-def run_action(client, action, *campaigns):
+def run_action(client, action, *campaigns, **extra):
     return client.post(reverse(CHANGELIST), {
-        "action": action, "_selected_action": [c.pk for c in campaigns]}, follow=True)
+        "action": action, "_selected_action": [c.pk for c in campaigns], **extra}, follow=True)
 
 
 def status_of(campaign) -> str:
@@ -42,7 +42,10 @@ def test_the_publish_action_makes_drafts_with_items_live(researcher_client, rese
 def test_the_pause_and_close_actions_change_the_status(researcher_client, campaign):
     run_action(researcher_client, "pause", campaign)
     assert status_of(campaign) == "paused"
-    run_action(researcher_client, "close", campaign)
+    page = run_action(researcher_client, "close", campaign)  # Close asks first
+    assert status_of(campaign) == "paused"
+    assert "Closing is for good" in page.content.decode()
+    run_action(researcher_client, "close", campaign, confirm="yes")
     assert status_of(campaign) == "closed"
 
 
@@ -52,8 +55,11 @@ def test_the_status_buttons_post_to_the_services(researcher_client, campaign):
     response = researcher_client.post(url)
     assert response.status_code == 302
     assert status_of(campaign) == "paused"
-    researcher_client.post(reverse("admin:campaigns_campaign_status",
-                                   args=[campaign.pk, "close"]))
+    close = reverse("admin:campaigns_campaign_status", args=[campaign.pk, "close"])
+    page = researcher_client.post(close)  # a confirmation page that says what closing does
+    assert page.status_code == 200 and status_of(campaign) == "paused"
+    assert "cannot be published again" in page.content.decode()
+    researcher_client.post(close, {"confirm": "yes"})
     assert status_of(campaign) == "closed"
     response = researcher_client.post(reverse("admin:campaigns_campaign_status",
                                               args=[campaign.pk, "publish"]), follow=True)

@@ -117,7 +117,7 @@ def test_answered_questions_can_be_reworded_but_not_removed(researcher_client, c
     response = researcher_client.post(change_url(campaign),
                                       form_data(campaign, schema=json.dumps(dropped)))
     assert response.status_code == 200
-    assert any("'coherence' already has answers and cannot be removed" in e
+    assert any("'coherence' has 1 stored answer(s) and cannot be removed" in e
                for e in response.context["adminform"].form.errors["schema"])
     campaign.refresh_from_db()
     assert campaign.schema["questions"][0]["text"] == "Is it coherent?"

@@ -80,7 +80,8 @@ def test_it_needs_one_label_per_summary_line_counted_from_the_item():
 def test_a_rewrite_is_required_exactly_for_inconsistent_lines():
     answers = {"lines": [{"label": "consistent"}, {"label": "inconsistent"}, {"label": "na"}],
                "summary_consistent": "inconsistent"}
-    assert errors_of(SUMMARY, answers, STORY) == {"lines.2.rewrite": "Line 2: Provide a rewrite."}
+    assert errors_of(SUMMARY, answers, STORY) == {
+        "lines.2.rewrite": "Line 2: required for a line marked Inconsistent."}
     answers["lines"][1] = {"label": "inconsistent", "rewrite": "She left."}
     answers["lines"][0] = {"label": "consistent", "rewrite": "ignored"}
     cleaned = validate_answers(SUMMARY, answers, STORY)

@@ -37,6 +37,9 @@ class ChoiceQuestion(BaseQuestion):
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         return {"choices": choices(self.options, value)}
 
+    def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        return new if answer == old else answer
+
     def example_answer(self, item_data: dict | None, rng: random.Random) -> str:
         return rng.choice(self.options).value
 

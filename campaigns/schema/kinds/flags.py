@@ -113,6 +113,11 @@ class FlagsQuestion(BaseQuestion):
     def form_value(self, post: Any, prefix: str) -> Any:
         return {"selected": post.getlist(prefix), "other": post.get(f"{prefix}__other", "")}
 
+    def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        if not isinstance(answer, dict) or not isinstance(answer.get("selected"), list):
+            return answer
+        return {**answer, "selected": [new if v == old else v for v in answer["selected"]]}
+
     def is_free_text(self, part: str) -> bool:
         return part == "other"
 

@@ -76,6 +76,7 @@ class LinesQuestion(BaseQuestion):
     followup: Followup | None = None
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
+    answer_reads_item: ClassVar[bool] = True
     template: ClassVar[str] = "campaigns/questions/lines.html"
     script: ClassVar[str] = "campaigns/lines.js"
     widget_reads_item: ClassVar[bool] = True
@@ -132,13 +133,28 @@ class LinesQuestion(BaseQuestion):
         text = entry.get(fu.id)
         text = text.strip() if isinstance(text, str) else ""
         if label in fu.when:
-            if not text:
-                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: {fu.text}"
+            if not text:  # the field's own label already says what to write: not repeated
+                shown = next((o.label for o in self.options if o.value == label), label)
+                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: required for a line marked {shown}."
             elif len(text) > fu.max_length:
                 errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: at most {fu.max_length} characters."
             else:
                 cleaned[fu.id] = text
         return cleaned
+
+    def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        if not isinstance(answer, list):
+            return answer
+        return [{**e, "label": new} if isinstance(e, dict) and e.get("label") == old else e
+                for e in answer]
+
+    def schema_with_value_renamed(self, question: dict, old: str, new: str) -> dict:
+        renamed = super().schema_with_value_renamed(question, old, new)
+        if isinstance(renamed.get("followup"), dict):  # it names the labels that ask for it
+            followup = renamed["followup"]
+            renamed["followup"] = {**followup, "when": [new if v == old else v
+                                                        for v in followup.get("when", [])]}
+        return renamed
 
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         atoms: list[tuple[str, Any]] = []

@@ -1,0 +1,128 @@
+"""manage.py campaign <action> <slug> ...: the campaign rulebook from a shell.
+
+Every action calls the same service as the admin and the API (campaigns/services), so a
+refusal here reads as it does there; the rules are tabled in docs/rules.md.
+"""
+import json
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from campaigns.errors import ServiceError
+from campaigns.management.arguments import campaign_by_slug, existing_file
+from campaigns.schema import SchemaInvalid
+from campaigns.services import campaigns as rules
+from campaigns.services.schema_changes import option_rename, question_rename
+
+STATUS_ACTIONS = {"publish": rules.campaign_publish, "pause": rules.campaign_pause,
+                  "close": rules.campaign_close}
+
+
+class Command(BaseCommand):
+    help = ("Create, edit, publish, pause, close, duplicate or delete a campaign, or rename one "
+            "of its questions (a recorded migration of its stored answers).")
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="action", required=True)
+        create = sub.add_parser("create", help="A new draft from a JSON settings file.")
+        create.add_argument("slug")
+        create.add_argument("settings", help="A JSON object: name, schema and other settings.")
+        create.add_argument("--owner", required=True, help="The owner's username.")
+        update = sub.add_parser("update", help="Change settings from a JSON file.")
+        update.add_argument("slug")
+        update.add_argument("settings", help="A JSON object with the settings to change.")
+        for name in STATUS_ACTIONS:
+            sub.add_parser(name).add_argument("slug")
+        duplicate = sub.add_parser("duplicate", help="A new draft without items or results.")
+        duplicate.add_argument("slug")
+        duplicate.add_argument("--to", dest="new_slug", help="The copy's slug.")
+        duplicate.add_argument("--owner", help="The copy's owner (default: the original's).")
+        delete = sub.add_parser("delete", help="Delete the campaign with its results.")
+        delete.add_argument("slug")
+        delete.add_argument("--user", help="Acting user (default: the owner).")
+        rename = sub.add_parser("rename-question",
+                                help="Rename a question's id and migrate its stored answers.")
+        rename.add_argument("slug")
+        rename.add_argument("question")
+        rename.add_argument("to", help="The new id (or, with --value, the new option value).")
+        rename.add_argument("--value", help="Rename this option value of the question instead.")
+
+    def handle(self, *args, action, slug, **options):
+        try:
+            message = getattr(self, "_" + action.replace("-", "_"))(slug, **options)
+        except SchemaInvalid as exc:
+            raise CommandError("Invalid configuration:\n" + "\n".join(
+                f"  {issue}" for issue in exc.issues)) from None
+        except ServiceError as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(self.style.SUCCESS(message))
+
+    def _warnings(self, campaign) -> None:
+        for problem in rules.campaign_control_problems(campaign=campaign):
+            self.stdout.write(self.style.WARNING(f"Warning: {problem}"))
+
+    def _create(self, slug, *, settings, owner, **_):
+        fields = _settings(settings)
+        campaign = rules.campaign_create(owner=_user(owner), slug=slug, **fields)
+        self._warnings(campaign)
+        return f"Created the draft {campaign.slug}."
+
+    def _update(self, slug, *, settings, **_):
+        campaign = rules.campaign_update(campaign=campaign_by_slug(slug), **_settings(settings))
+        self._warnings(campaign)
+        return f"Updated {campaign.slug}."
+
+    def _publish(self, slug, **_):
+        return f"{rules.campaign_publish(campaign=campaign_by_slug(slug)).slug} is live."
+
+    def _pause(self, slug, **_):
+        return f"{rules.campaign_pause(campaign=campaign_by_slug(slug)).slug} is paused."
+
+    def _close(self, slug, **_):
+        rules.campaign_close(campaign=campaign_by_slug(slug))
+        return f"{slug} is closed. {rules.CLOSE_EXPLAINED}"
+
+    def _duplicate(self, slug, *, new_slug=None, owner=None, **_):
+        campaign = campaign_by_slug(slug)
+        copy = rules.campaign_duplicate(campaign=campaign, slug=new_slug,
+                                        owner=_user(owner) if owner else campaign.owner)
+        return f"Created the draft {copy.slug} from {slug}, without items or results."
+
+    def _delete(self, slug, *, user=None, **_):
+        campaign = campaign_by_slug(slug)
+        counts = rules.campaign_delete(campaign=campaign,
+                                       user=_user(user) if user else campaign.owner)
+        return f"Deleted {slug}: " + ", ".join(f"{n} {m}" for m, n in sorted(counts.items()))
+
+    def _rename_question(self, slug, *, question, to, value=None, **_):
+        campaign = campaign_by_slug(slug)
+        if value:
+            record = option_rename(campaign=campaign, question=question, value=value, to=to,
+                                   via="command")
+            what = f"{question!r}'s option {value!r}"
+        else:
+            record = question_rename(campaign=campaign, question=question, to=to, via="command")
+            what = repr(question)
+        return (f"Renamed {what} to {to!r}: {record.annotations_changed} stored answer(s) "
+                f"and {record.gold_items_changed} gold item(s) rewritten; recorded as "
+                f"migration #{record.pk}.")
+
+
+def _settings(path: str) -> dict:
+    try:
+        fields = json.loads(existing_file(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CommandError(f"{path} is not a JSON file: {exc}") from None
+    if not isinstance(fields, dict):
+        raise CommandError(f"{path} must hold a JSON object of settings.")
+    unknown = sorted(set(fields) - set(rules.SETTINGS_FIELDS) - {"status"})
+    if unknown:
+        raise CommandError(f"Unknown settings: {', '.join(unknown)}.")
+    return fields
+
+
+def _user(username: str):
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"No user named {username!r}.")
+    return user
