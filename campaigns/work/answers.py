@@ -2,7 +2,7 @@
 
 There is one way in: annotation_submit. It reads the assignment and the item (one query),
 validates the answers against the campaign's schema, and stores them with one call of
-campaigns_save_answer (sql/save_answer_v1.sql), which also hands the assignment in when the
+campaigns_save_answer (sql/save_answer_v2.sql), which also hands the assignment in when the
 answer was the last one missing.
 """
 from __future__ import annotations
@@ -73,7 +73,10 @@ def answer_values(schema: TaskSchema, item: Item, answers: dict,
     time spent and, for an attention-check or gold item, whether it was passed."""
     cleaned = validate_answers(schema, answers, item.data)
     passed = control_passed(schema, item, cleaned) if item.control else None
-    return {"answers": cleaned, "seconds_spent": seconds_spent, "control_passed": passed}
+    # The first save's time is also the total so far; a repeat save adds to the total only
+    # (campaigns_save_answer).
+    return {"answers": cleaned, "seconds_spent": seconds_spent, "seconds_first": seconds_spent,
+            "control_passed": passed}
 
 
 _SAVE_SQL = ("SELECT outcome, status, deadline, annotation_id, created_at, handed_in "
