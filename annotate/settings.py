@@ -47,6 +47,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Inside CSP, outside everything that answers early (rate limits, errors): worker pages,
+    # their error pages included, may be framed by MTurk and only by MTurk.
+    "annotate.http.frames.WorkerFrameMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
     "annotate.http.ratelimit.RateLimitMiddleware",
@@ -242,6 +245,8 @@ CONTENT_SECURITY_POLICY = {
         "img-src": ["'self'", "data:"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
+        # Nobody frames a page here; the worker pages let MTurk (annotate.http.frames).
+        "frame-ancestors": ["'none'"],
     },
 }
 

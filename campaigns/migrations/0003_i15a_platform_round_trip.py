@@ -32,6 +32,9 @@ class Migration(migrations.Migration):
             name='recruitment',
             field=models.CharField(choices=[('link', 'A plain link (anyone with the link)'), ('prolific', 'Prolific (the link needs PROLIFIC_PID)')], default='link', help_text='Prolific: a link without a participant id gets a page asking to open the study from Prolific, and the done page sends participants back automatically.', max_length=10),
         ),
-        # Time on task: a repeat save adds to seconds_spent and keeps seconds_first.
-        migrations.RunSQL([load("save_answer", 2)], [load("save_answer", 1)]),
+        # Time on task: a repeat save adds to seconds_spent and keeps seconds_first; the
+        # hand-in that completes a campaign closes it (campaigns_close_if_full).
+        migrations.RunSQL([load("save_answer", 2)], [
+            load("save_answer", 1),
+            "DROP FUNCTION IF EXISTS campaigns_close_if_full(bigint, timestamptz)"]),
     ]

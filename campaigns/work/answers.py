@@ -20,7 +20,7 @@ from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
 from . import prepared
 from .claim import new_row_json
-from .handin import hand_in_values
+from .handin import hand_in_values, handed_in
 from .reads import assignment_columns, assignment_from_row, model_columns, model_from_row
 
 __all__ = ["AnnotationSaved", "annotation_submit", "answer_values", "control_passed"]
@@ -94,7 +94,7 @@ def _save_in_database(assignment: Assignment, item: Item, values: dict) -> Annot
         prepared.execute(cursor, _SAVE_SQL, [
             assignment.pk, item.pk, timezone.now(), new_row_json(annotation),
             not item.control, hand_in["submitted_at"], hand_in["completion_code"]])
-        outcome, status, deadline, annotation_id, created_at, handed_in = cursor.fetchone()
+        outcome, status, deadline, annotation_id, created_at, was_handed_in = cursor.fetchone()
     if outcome == "gone":
         raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
     if outcome == "closed":  # submitted, returned or expired since it was read
@@ -103,10 +103,11 @@ def _save_in_database(assignment: Assignment, item: Item, values: dict) -> Annot
     annotation.pk, annotation.created_at = annotation_id, created_at
     annotation._state.adding = False
     annotation._state.db = connection.alias
-    if handed_in:
+    if was_handed_in:
         for name, value in hand_in.items():
             setattr(assignment, name, value)
-    return AnnotationSaved(annotation, handed_in, assignment)
+        handed_in(assignment)
+    return AnnotationSaved(annotation, was_handed_in, assignment)
 
 
 _BY_TOKEN_SQL: list[str] = []

@@ -14,7 +14,33 @@
 -- - a regular item's annotations_done grows on the first save only; control items hold no
 --   slot and keep it at 0;
 -- - hand-in: the save that leaves no item unanswered marks the assignment submitted with
---   its completion code, in the same transaction.
+--   its completion code, in the same transaction;
+-- - a full campaign closes itself: the hand-in that leaves every regular item of a live
+--   campaign with its k annotations sets the campaign closed (campaigns_close_if_full,
+--   also called by the explicit hand-in in campaigns/work/handin.py).
+
+-- One conditional UPDATE: a concurrent pause or close, or a slot given back in between,
+-- leaves the campaign as it is. The first test walks the partial index item_open_by_fill
+-- (one probe finds an open item and stops); only a campaign with every slot taken reads its
+-- items' annotation counts. True when this call closed the campaign.
+CREATE OR REPLACE FUNCTION campaigns_close_if_full(p_campaign bigint, p_now timestamptz)
+RETURNS boolean
+LANGUAGE sql VOLATILE
+AS $$
+    WITH closed AS (
+        UPDATE campaigns_campaign c SET status = 'closed', updated_at = p_now
+         WHERE c.id = p_campaign AND c.status = 'live'
+           AND NOT EXISTS (SELECT 1 FROM campaigns_item i
+                            WHERE i.campaign_id = c.id AND i.control = ''
+                              AND i.slots_taken < i.slots_wanted)
+           AND NOT EXISTS (SELECT 1 FROM campaigns_item i
+                            WHERE i.campaign_id = c.id AND i.control = ''
+                              AND i.annotations_done < i.slots_wanted)
+           AND EXISTS (SELECT 1 FROM campaigns_item i
+                        WHERE i.campaign_id = c.id AND i.control = '')
+        RETURNING 1)
+    SELECT EXISTS (SELECT 1 FROM closed);
+$$;
 
 CREATE OR REPLACE FUNCTION campaigns_save_answer(
     p_assignment bigint,
@@ -87,6 +113,10 @@ BEGIN
                                            WHERE an.assignment_id = ai.assignment_id
                                              AND an.item_id = ai.item_id));
     GET DIAGNOSTICS v_handed = ROW_COUNT;
+    IF v_handed = 1 THEN
+        PERFORM campaigns_close_if_full(
+            (SELECT a.campaign_id FROM campaigns_assignment a WHERE a.id = p_assignment), p_now);
+    END IF;
     RETURN QUERY SELECT 'saved'::text, v_status, v_deadline, v_id, v_created, v_handed = 1;
 END
 $$;
