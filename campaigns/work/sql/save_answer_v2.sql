@@ -19,27 +19,38 @@
 --   campaign with its k annotations sets the campaign closed (campaigns_close_if_full,
 --   also called by the explicit hand-in in campaigns/work/handin.py).
 
--- One conditional UPDATE: a concurrent pause or close, or a slot given back in between,
--- leaves the campaign as it is. The first test walks the partial index item_open_by_fill
--- (one probe finds an open item and stops); only a campaign with every slot taken reads its
--- items' annotation counts. True when this call closed the campaign.
+-- The campaign is full when no regular item has a free slot and every one has its k
+-- annotations. While an item has a free slot (the usual case) one probe of the partial index
+-- item_open_by_fill answers, with no lock. Otherwise the campaign's row is locked before the
+-- check: two last hand-ins at once would each miss the other's uncommitted answer and
+-- neither would close the campaign; with the lock they take turns, and the later one's
+-- UPDATE (a statement of its own, so a fresh snapshot) sees what the earlier committed.
+-- The UPDATE is conditional: a campaign paused or closed meanwhile stays as it is.
+-- True when this call closed the campaign.
 CREATE OR REPLACE FUNCTION campaigns_close_if_full(p_campaign bigint, p_now timestamptz)
 RETURNS boolean
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 AS $$
-    WITH closed AS (
-        UPDATE campaigns_campaign c SET status = 'closed', updated_at = p_now
-         WHERE c.id = p_campaign AND c.status = 'live'
-           AND NOT EXISTS (SELECT 1 FROM campaigns_item i
-                            WHERE i.campaign_id = c.id AND i.control = ''
-                              AND i.slots_taken < i.slots_wanted)
-           AND NOT EXISTS (SELECT 1 FROM campaigns_item i
-                            WHERE i.campaign_id = c.id AND i.control = ''
-                              AND i.annotations_done < i.slots_wanted)
-           AND EXISTS (SELECT 1 FROM campaigns_item i
-                        WHERE i.campaign_id = c.id AND i.control = '')
-        RETURNING 1)
-    SELECT EXISTS (SELECT 1 FROM closed);
+DECLARE
+    v_closed integer;
+BEGIN
+    IF EXISTS (SELECT 1 FROM campaigns_item i
+                WHERE i.campaign_id = p_campaign AND i.control = ''
+                  AND i.slots_taken < i.slots_wanted) THEN
+        RETURN false;
+    END IF;
+    PERFORM 1 FROM campaigns_campaign c WHERE c.id = p_campaign FOR NO KEY UPDATE;
+    UPDATE campaigns_campaign c SET status = 'closed', updated_at = p_now
+     WHERE c.id = p_campaign AND c.status = 'live'
+       AND NOT EXISTS (SELECT 1 FROM campaigns_item i
+                        WHERE i.campaign_id = c.id AND i.control = ''
+                          AND (i.slots_taken < i.slots_wanted
+                               OR i.annotations_done < i.slots_wanted))
+       AND EXISTS (SELECT 1 FROM campaigns_item i
+                    WHERE i.campaign_id = c.id AND i.control = '');
+    GET DIAGNOSTICS v_closed = ROW_COUNT;
+    RETURN v_closed = 1;
+END
 $$;
 
 CREATE OR REPLACE FUNCTION campaigns_save_answer(
