@@ -49,7 +49,8 @@ class CampaignAdminForm(forms.ModelForm):
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
-                  "completion_redirect_url")
+                  "completion_redirect_url", "recruitment", "completion_code_failed_checks",
+                  "completion_code_no_work")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -58,10 +59,16 @@ class CampaignAdminForm(forms.ModelForm):
                 is_staff=True, is_active=True).order_by("username")
         if "owner" in self.fields:
             self.fields["owner"].queryset = get_user_model().objects.filter(is_staff=True)
+        if "recruitment" in self.fields:
+            self.fields["recruitment"].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
                 self.fields[name].widget.attrs["data-markdown-preview"] = preview_url
+
+    def clean_recruitment(self):
+        # Left out (a form posted before the field existed): a plain link, the model's default.
+        return self.cleaned_data.get("recruitment") or Campaign.Recruitment.LINK
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []

@@ -15,6 +15,7 @@ CONFIG_FIELDS = (
     "assignment_timeout_minutes", "max_assignments_per_worker",
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
     "completion_code", "completion_redirect_url", "source",
+    "recruitment", "completion_code_failed_checks", "completion_code_no_work",
 )
 
 
