@@ -250,6 +250,12 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
+# Who may frame the worker pages (/c/, /a/): MTurk's ExternalQuestion hosts. Nobody frames
+# any other page (frame-ancestors 'none', X-Frame-Options DENY).
+WORKER_FRAME_ANCESTORS = env.list(
+    "WORKER_FRAME_ANCESTORS",
+    default=["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"])
+
 # Rate limits on the worker pages (/c/, /a/), fixed windows in the cache. A real worker submits
 # at most one item every few seconds (a few requests each); a script hammering a page does not.
 RATELIMIT_ENABLED = env.bool("RATELIMIT_ENABLED", default=True)

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 
 from .ratelimit import WORKER_PATH
 
-# MTurk's ExternalQuestion hosts (production and the worker sandbox).
-MTURK_FRAME_ANCESTORS = ["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"]
-
-__all__ = ["MTURK_FRAME_ANCESTORS", "WorkerFrameMiddleware", "is_worker_path"]
+__all__ = ["WorkerFrameMiddleware", "is_worker_path"]
 
 
 def is_worker_path(path: str) -> bool:
@@ -37,5 +35,6 @@ class WorkerFrameMiddleware:
             # by the view; CSP's frame-ancestors is the rule that browsers apply instead.
             if "X-Frame-Options" in response:
                 del response["X-Frame-Options"]
-            response._csp_replace = {"frame-ancestors": MTURK_FRAME_ANCESTORS}
+            # settings.WORKER_FRAME_ANCESTORS: MTurk's hosts unless the operator says otherwise.
+            response._csp_replace = {"frame-ancestors": list(settings.WORKER_FRAME_ANCESTORS)}
         return response
