@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..models import Assignment, Campaign, Item
-from ..services.completion import PROLIFIC_COMPLETE_URL
+from ..services.completion import FAILED_CHECKS_TO_FLAG, PROLIFIC_COMPLETE_URL
 
 __all__ = ["PROLIFIC_URL_PARAMETERS", "Places", "PlatformSetup", "campaign_places_to_open",
            "campaign_platform_setup", "platform_warnings"]
@@ -74,7 +74,9 @@ def platform_warnings(campaign: Campaign) -> list[str]:
             "This Prolific campaign gives each participant a code of its own: Prolific does not "
             "know these codes, so every submission lands in manual review. Choose 'One fixed "
             "code' and enter the study's completion code.")
-    if campaign.completion_code_failed_checks and not campaign.attention_checks_per_assignment:
-        warnings.append("A failed-attention-checks code is set but the campaign has no attention "
-                        "checks per assignment: nobody will get it.")
+    if (campaign.completion_code_failed_checks
+            and campaign.attention_checks_per_assignment < FAILED_CHECKS_TO_FLAG):
+        warnings.append(f"A failed-attention-checks code is set, but it is given for "
+                        f"{FAILED_CHECKS_TO_FLAG} or more failed checks and an assignment has "
+                        f"{campaign.attention_checks_per_assignment}: nobody will get it.")
     return warnings
