@@ -197,3 +197,19 @@ def test_a_paused_full_campaign_is_not_closed_by_a_late_hand_in(client, owner):
     client.post(item_url(assignment), VALID_CONTINUATION)
     campaign.refresh_from_db()
     assert campaign.status == "paused"
+
+
+def test_an_mturk_worker_gets_the_same_done_page_for_the_same_hit_and_new_work_for_a_new_one(
+        client, continuation):
+    hit = {"workerId": "A1", "assignmentId": "3FIRST", "hitId": "H",
+           "turkSubmitTo": "https://www.mturk.com"}
+    first = start(client, continuation, params=hit)
+    for position in (1, 2, 3):
+        client.post(item_url(first, position), VALID_CONTINUATION)
+    assert client.get(entry(continuation), hit)["Location"] == done(first)
+    html = client.get(done(first)).content.decode()
+    assert 'name="assignmentId" value="3FIRST"' in html and "more=1" not in html
+    second_hit = {**hit, "assignmentId": "3SECOND"}
+    assert client.get(entry(continuation), second_hit).status_code == 200
+    second = start(client, continuation, params=second_hit)
+    assert second != first and second.mturk_assignment_id == "3SECOND"
