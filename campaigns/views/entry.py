@@ -105,6 +105,9 @@ def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, iden
         "consent_html": markdown_cached(campaign.consent_text or ""),
         "intake_fields": intake_fields,
         "sample": _sample(campaign) if params.preview and campaign.is_live else None,
+        # Not live: a Prolific participant can still give the place back with the no-work code.
+        "no_work_url": ("" if campaign.is_live
+                        else no_work_redirect_url(campaign, params.platform)),
         **campaign_texts(campaign),
         **extra,
     }

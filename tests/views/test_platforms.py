@@ -213,3 +213,30 @@ def test_an_mturk_worker_gets_the_same_done_page_for_the_same_hit_and_new_work_f
     assert client.get(entry(continuation), second_hit).status_code == 200
     second = start(client, continuation, params=second_hit)
     assert second != first and second.mturk_assignment_id == "3SECOND"
+
+
+def test_a_closed_prolific_study_offers_the_no_work_code_to_a_newcomer(client, study):
+    Campaign.objects.filter(pk=study.pk).update(status="closed")
+    html = client.get(entry(study), PROLIFIC).content.decode()
+    assert "closed" in html
+    assert 'href="https://app.prolific.com/submissions/complete?cc=NOWORK9"' in html
+
+
+def test_the_api_sets_the_prolific_fields(owner):
+    from rest_framework.test import APIClient
+
+    from tests.factories import CONTINUATION_SCHEMA
+
+    api = APIClient()
+    api.force_authenticate(owner)
+    response = api.post("/api/campaigns/", {
+        "slug": "api-study", "name": "API study", "schema": CONTINUATION_SCHEMA,
+        "recruitment": "prolific", "completion_mode": "fixed", "completion_code": "C1",
+        "completion_code_no_work": "N1", "completion_code_failed_checks": "F1"}, format="json")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["recruitment"], body["completion_code_no_work"],
+            body["completion_code_failed_checks"]) == ("prolific", "N1", "F1")
+    assert api.post("/api/campaigns/", {"slug": "bad", "name": "x", "schema": CONTINUATION_SCHEMA,
+                                        "recruitment": "facebook"},
+                    format="json").status_code == 400
