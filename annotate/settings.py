@@ -50,6 +50,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
+    # Inside CSP, outside everything that answers early (rate limits, errors): worker pages,
+    # their error pages included, may be framed by MTurk and only by MTurk.
+    "annotate.http.frames.WorkerFrameMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
     "annotate.http.ratelimit.RateLimitMiddleware",
@@ -245,8 +248,16 @@ CONTENT_SECURITY_POLICY = {
         "img-src": ["'self'", "data:"],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
+        # Nobody frames a page here; the worker pages let MTurk (annotate.http.frames).
+        "frame-ancestors": ["'none'"],
     },
 }
+
+# Who may frame the worker pages (/c/, /a/): MTurk's ExternalQuestion hosts. Nobody frames
+# any other page (frame-ancestors 'none', X-Frame-Options DENY).
+WORKER_FRAME_ANCESTORS = env.list(
+    "WORKER_FRAME_ANCESTORS",
+    default=["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"])
 
 # Rate limits on the worker pages (/c/, /a/), fixed windows in the cache. A real worker submits
 # at most one item every few seconds (a few requests each); a script hammering a page does not.

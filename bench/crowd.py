@@ -12,7 +12,7 @@ What it does, all on 127.0.0.1:
   SECRET_KEY set, ALLOWED_HOSTS=127.0.0.1, bench.settings for the ceiling view's URLconf,
   rate limits off; the worker pages' SQL as prepared statements, as in production);
 - for N = 1, 8, 32, 64 threads, each a worker (one PROLIFIC_PID per thread) that opens the
-  Prolific study link once (GET /c/<slug>/?PROLIFIC_PID=..., for the CSRF token), then loops
+  Prolific study link once (GET /c/<slug>/?PROLIFIC_PID=..., for the start form's key), then loops
   until the time is up or the campaign has no work left, like a worker taking one HIT after
   another (Turkle's accept-next): claim (POST start; 302 to the item), load the item page,
   submit valid answers (the last item of the assignment, so the save hands the assignment
@@ -86,7 +86,7 @@ WORDS = ("the film was a slow and quiet study of grief with moments of real beau
          "I cannot believe anyone is giving this movie a good rating terrible plot pace").split()
 KINDS = ("claim", "item", "submit")  # the requests of one submission
 ENTRY = "entry"  # the study link, opened once per simulated worker (not per submission)
-CSRF_FIELD = re.compile(rb'name="csrfmiddlewaretoken" value="([^"]+)"')
+FORM_KEY_FIELD = re.compile(rb'name="form_key" value="([^"]+)"')
 STARTED_FIELD = re.compile(rb'name="started" value="([^"]+)"')
 
 
@@ -102,7 +102,8 @@ def make_campaign(owner, slug: str, n_items: int) -> Campaign:
     campaign = Campaign.objects.create(
         owner=owner, slug=slug, name=slug, schema=SCHEMA, status="live",
         annotations_per_item=3, items_per_assignment=1, assignment_timeout_minutes=30,
-        max_assignments_per_worker=None)  # one worker takes HIT after HIT
+        # One worker takes HIT after HIT (a Prolific participant's default would be one).
+        max_assignments_per_worker=1_000_000)
     rng = random.Random(11)
     started = time.perf_counter()
     for start in range(0, n_items, 50_000):
@@ -192,7 +193,6 @@ class Client:
         self.port = port
         self.timings = timings
         self.cookie = ""
-        self.csrf = ""
         self.sock = None
 
     def request(self, kind: str, method: str, path: str, form: dict | None = None):
@@ -271,12 +271,11 @@ def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: d
     """One worker: the study link once, then claim, item page, submit until time is up."""
     ids = {"PROLIFIC_PID": tag, "STUDY_ID": "bench", "SESSION_ID": tag}
     status, _, html = client.request(ENTRY, "GET", f"/c/{slug}/?{urllib.parse.urlencode(ids)}")
-    match = CSRF_FIELD.search(html)
+    match = FORM_KEY_FIELD.search(html)
     if status != 200 or not match:
         results["errors"].append((ENTRY, status))
         return
-    client.csrf = match.group(1).decode()
-    claim = {**ids, "csrfmiddlewaretoken": client.csrf}
+    claim = {**ids, "form_key": match.group(1).decode()}
     n = 0
     while time.perf_counter() < deadline and not stop.is_set():
         n += 1
@@ -289,12 +288,12 @@ def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: d
             continue
         token = location.split("/")[2]
         status, _, html = client.request("item", "GET", location)
-        started = STARTED_FIELD.search(html)
-        if status != 200 or not started:
+        started, key = STARTED_FIELD.search(html), FORM_KEY_FIELD.search(html)
+        if status != 200 or not started or not key:
             results["errors"].append(("item", status))
             continue
         answers = {"q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
-                   "csrfmiddlewaretoken": client.csrf, "started": started.group(1).decode()}
+                   "form_key": key.group(1).decode(), "started": started.group(1).decode()}
         status, location, _ = client.request("submit", "POST", location, answers)
         if status in (200, 201, 302, 303):
             results["submitted"].append(token)

@@ -57,7 +57,8 @@ def rss_mb(pid: int) -> float:
     return psutil.Process(pid).memory_info().rss / 1e6
 
 
-def item_flow(tokens: list[str], per: int, csrf: str, threads: int) -> tuple[int, int, float]:
+def item_flow(tokens: list[str], per: int, keys: dict[str, str],
+              threads: int) -> tuple[int, int, float]:
     """GET each item page, then POST its answer (the redirect's target is the next GET)."""
     outcome = client.Outcome()
     started = time.monotonic()
@@ -68,7 +69,7 @@ def item_flow(tokens: list[str], per: int, csrf: str, threads: int) -> tuple[int
         for token in share:
             for position in range(1, per + 1):
                 status, _, _ = conn.request("GET", f"/a/{token}/{position}/")
-                posted, _ = client.submit(conn, csrf, token, position, 1 + position % 5)
+                posted, _ = client.submit(conn, keys, token, position, 1 + position % 5)
                 with outcome.lock:
                     outcome.requests += 2
                     outcome.statuses[status] += 1
@@ -108,12 +109,12 @@ def main() -> int:
         study = json.loads(stack.scenario(env, "study", "bench-cost", str(args.assignments),
                                           str(args.items)))
         tokens, per = study["tokens"], study["per_assignment"]
-        csrf = client.csrf_token(f"/a/{tokens[0]}/1/")
-        item_flow(tokens[:2], 2, csrf, 1)  # warm up both workers' code paths
+        keys = client.form_keys(tokens)
+        item_flow(tokens[:2], 2, keys, 1)  # warm up both workers' code paths
         gunicorn_pids = web.children()
         web_before, db_before = cpu_seconds(gunicorn_pids), cpu_seconds(postgres_pids())
         commits_before = commits(pg)
-        answered, requests, wall = item_flow(tokens[2:], per, csrf, args.threads)
+        answered, requests, wall = item_flow(tokens[2:], per, keys, args.threads)
         web_cpu = cpu_seconds(gunicorn_pids) - web_before
         db_cpu = cpu_seconds(postgres_pids()) - db_before
         commit_count = commits(pg) - commits_before

@@ -6,7 +6,7 @@ Usage (not part of the test suite; needs PostgreSQL):
         .venv/bin/python bench/worker_cpu.py [--flows 300] [--items 2000] [--profile]
 
 Runs the same flow as bench/crowd.py through ONE django.test.Client (one handler, so handler
-set-up is not measured) with DEBUG off, CSRF enforced and the collected static files of a
+set-up is not measured) with DEBUG off, the form keys checked and the collected static files of a
 temporary STATIC_ROOT: ONE worker (a fixed PROLIFIC_PID) opens the study link once (entry
 GET, reported apart), then each flow is claim POST, item GET, submit POST (the one-item
 assignment is handed in by the submit: 302 to the done page), as a worker taking HIT after
@@ -90,7 +90,7 @@ class Meter:
 
 
 class Worker:
-    """One worker's browser: the study link opened once, its CSRF token and platform ids."""
+    """One worker's browser: the study link opened once, its start form's key and ids."""
 
     def __init__(self, client: Client, meter: Meter, slug: str):
         pid = f"cpu-{time.time_ns()}"
@@ -98,7 +98,7 @@ class Worker:
         self.ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
         response = meter.request(crowd.ENTRY, client.get, f"/c/{slug}/", self.ids)
         assert response.status_code == 200, response.status_code
-        self.csrf = crowd.CSRF_FIELD.search(response.content).group(1).decode()
+        self.form_key = crowd.FORM_KEY_FIELD.search(response.content).group(1).decode()
 
 
 FORM = "application/x-www-form-urlencoded"  # as browsers (and bench/crowd.py) post forms
@@ -106,16 +106,17 @@ FORM = "application/x-www-form-urlencoded"  # as browsers (and bench/crowd.py) p
 
 def flow(client: Client, meter: Meter, worker: Worker, n: int) -> None:
     response = meter.request("claim", client.post, f"/c/{worker.slug}/", urlencode(
-        {**worker.ids, "csrfmiddlewaretoken": worker.csrf}), content_type=FORM)
+        {**worker.ids, "form_key": worker.form_key}), content_type=FORM)
     assert response.status_code == 302, (response.status_code, response.content[:300])
     location = response["Location"]
     token = location.split("/")[2]
     response = meter.request("item", client.get, location)
     assert response.status_code == 200, response.status_code
     started = crowd.STARTED_FIELD.search(response.content).group(1).decode()
+    key = crowd.FORM_KEY_FIELD.search(response.content).group(1).decode()
     response = meter.request("submit", client.post, location, urlencode({
         "q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
-        "csrfmiddlewaretoken": worker.csrf, "started": started}), content_type=FORM)
+        "form_key": key, "started": started}), content_type=FORM)
     assert response.status_code == 302, (response.status_code, response.content[:300])
     assert response["Location"] == f"/a/{token}/done/", response["Location"]
 

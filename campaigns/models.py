@@ -27,6 +27,10 @@ class Campaign(models.Model):
         PER_ASSIGNMENT = "per_assignment", "A verifiable code per assignment"
         FIXED = "fixed", "One fixed code for everyone (e.g. a Prolific study code)"
 
+    class Recruitment(models.TextChoices):
+        LINK = "link", "A plain link (anyone with the link)"
+        PROLIFIC = "prolific", "Prolific (the link needs PROLIFIC_PID)"
+
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_campaigns"
     )
@@ -82,6 +86,19 @@ class Campaign(models.Model):
     min_seconds_per_word = models.FloatField(
         null=True, blank=True, help_text="Flag workers whose median time per item is below this "
         "many seconds per word of the item's displayed text. Empty: no per-word floor.")
+    # Prolific studies: where participants come from, and the study's code for each outcome.
+    recruitment = models.CharField(
+        max_length=10, choices=Recruitment.choices, default=Recruitment.LINK,
+        help_text="Prolific: a link without a participant id gets a page asking to open the "
+        "study from Prolific, and the done page sends participants back automatically.")
+    completion_code_failed_checks = models.CharField(
+        max_length=100, blank=True,
+        help_text="The study's code for a participant who failed two or more attention checks "
+        "(empty: they get the completion code).")
+    completion_code_no_work = models.CharField(
+        max_length=100, blank=True,
+        help_text="The study's code for a participant who finds no work to do (empty: they are "
+        "asked to return the study).")
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -300,7 +317,10 @@ class Annotation(models.Model):
                              db_index=False)
     worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="annotations")
     answers = models.JSONField(default=dict)
+    # Time on the item measured by the server: summed over every save of the item, and the
+    # first save's alone (a worker who goes back to change an answer is not a speeder).
     seconds_spent = models.FloatField(null=True, blank=True)
+    seconds_first = models.FloatField(null=True, blank=True)
     # Outcome for attention-check and gold items (None for regular items).
     control_passed = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -16,6 +16,7 @@ from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ExportJob, Item
 from ..selectors.dashboard import campaign_dashboard
+from ..selectors.platforms import campaign_places_to_open
 from ..services import campaigns as campaign_services
 from ..services.items import items_import
 from ..services.schema_changes import answered_questions, option_rename, question_rename
@@ -51,6 +52,7 @@ def dashboard_view(model_admin, request: HttpRequest, campaign: Campaign) -> Htt
         request, "admin/campaigns/campaign/dashboard.html",
         _context(model_admin, request, campaign, f"Dashboard: {campaign.name}",
                  dashboard=dashboard, charts=dashboard.charts_json(),
+                 places=campaign_places_to_open(campaign=campaign),
                  export_form=ExportRequestForm(),
                  recent_exports=ExportJob.objects.filter(campaign=campaign)[:5]),
     )

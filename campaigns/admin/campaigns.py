@@ -9,12 +9,14 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q, Sum
 from django.db.models.functions import Coalesce
 from django.http import Http404, HttpResponseNotAllowed, JsonResponse
+from django.template.loader import render_to_string
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from ..errors import ServiceError
 from ..models import Campaign, ExportJob
 from ..selectors.campaigns import campaigns_visible_to
+from ..selectors.platforms import campaign_platform_setup, platform_warnings
 from ..services import campaigns as campaign_services
 from ..views.safe_markdown import render_markdown
 from . import campaign_pages
@@ -54,8 +56,9 @@ class CampaignAdmin(admin.ModelAdmin):
             "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
             "max_assignments_per_worker", "attention_checks_per_assignment",
             "gold_items_per_assignment")}),
-        ("Completion", {"fields": ("completion_mode", "completion_code",
-                                   "completion_redirect_url", "mturk_note")}),
+        ("Completion", {"fields": ("recruitment", "completion_mode", "completion_code",
+                                   "completion_code_failed_checks", "completion_code_no_work",
+                                   "completion_redirect_url", "platform_setup", "mturk_note")}),
         ("Approvals and bonus", {
             "description": "The bonus column of the submissions list, in the study's currency.",
             "fields": ("bonus_per_item", "bonus_per_gold_correct")}),
@@ -122,7 +125,7 @@ class CampaignAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         fields = ["status", "worker_link", "instructions_preview", "examples_preview",
-                  "consent_preview", "mturk_note"]
+                  "consent_preview", "platform_setup", "mturk_note"]
         if not request.user.is_superuser:
             fields.append("owner")
         return fields
@@ -147,6 +150,8 @@ class CampaignAdmin(admin.ModelAdmin):
         for problem in campaign_services.campaign_control_problems(campaign=obj):
             self.message_user(request, f"{problem} Publishing is refused until then.",
                               messages.WARNING)
+        for warning in platform_warnings(obj):
+            self.message_user(request, warning, messages.WARNING)
 
     # Columns and read-only fields.
 
@@ -187,6 +192,13 @@ class CampaignAdmin(admin.ModelAdmin):
     @admin.display(description="Preview")
     def consent_preview(self, obj):
         return _preview(obj.consent_text if obj.pk else "")
+
+    @admin.display(description="Prolific setup")
+    def platform_setup(self, obj):
+        if not obj.pk:
+            return "Available once saved."
+        return render_to_string("admin/campaigns/campaign/platform_setup.html",
+                                {"setup": campaign_platform_setup(campaign=obj)})
 
     @admin.display(description="MTurk")
     def mturk_note(self, obj):

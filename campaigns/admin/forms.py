@@ -54,7 +54,8 @@ class CampaignAdminForm(forms.ModelForm):
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
-                  "completion_redirect_url",
+                  "completion_redirect_url", "recruitment", "completion_code_failed_checks",
+                  "completion_code_no_work",
                   "bonus_per_item", "bonus_per_gold_correct",
                   "min_seconds_per_item", "min_seconds_per_word")
 
@@ -68,17 +69,23 @@ class CampaignAdminForm(forms.ModelForm):
         for name in ("bonus_per_item", "bonus_per_gold_correct"):
             if name in self.fields:
                 self.fields[name].required = False
+        if "recruitment" in self.fields:
+            self.fields["recruitment"].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
                 self.fields[name].widget.attrs["data-markdown-preview"] = preview_url
 
-    # The bonus rule is optional: left empty it is no bonus (0), as before the rule existed.
+    # The bonus rule is optional: left empty, it is no bonus (0).
     def clean_bonus_per_item(self):
         return self.cleaned_data.get("bonus_per_item") or 0
 
     def clean_bonus_per_gold_correct(self):
         return self.cleaned_data.get("bonus_per_gold_correct") or 0
+
+    def clean_recruitment(self):
+        # Left out (a form posted before the field existed): a plain link, the model's default.
+        return self.cleaned_data.get("recruitment") or Campaign.Recruitment.LINK
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
@@ -12,6 +12,7 @@ from django.utils.html import format_html
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, AnswerMigration, Assignment, DeletionRecord, Worker
 from ..selectors.worker_activity import worker_assignments, worker_control_outcomes
+from ..work import assignment_release
 from .privacy import erase_workers
 from .scoping import ReadOnlyAdmin
 
@@ -88,9 +89,30 @@ class AssignmentAdmin(ReadOnlyAdmin):
     search_fields = ("worker__platform_id", "study_id", "session_id", "mturk_assignment_id")
     list_select_related = ("campaign", "worker")
     exclude = ("items",)
+    actions = ["release"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_items=Count("slots"))
+
+    def has_release_permission(self, request):
+        # A write on the campaign's work: for those who may change campaigns (the list is
+        # already limited to the campaigns this user may see).
+        return request.user.has_perm("campaigns.change_campaign")
+
+    @admin.action(description="Release (abandoned: give unanswered items back now)",
+                  permissions=["release"])
+    def release(self, request, queryset):
+        released = sum(assignment_release(assignment_id=pk)
+                       for pk in queryset.filter(status=Assignment.Status.ACTIVE)
+                       .values_list("pk", flat=True))
+        skipped = queryset.count() - released
+        if released:
+            self.message_user(request, f"{released} assignment(s) released: their unanswered "
+                              "items are handed out again, answered items stay answered.",
+                              messages.SUCCESS)
+        if skipped:
+            self.message_user(request, f"{skipped} assignment(s) were not active and were left "
+                              "as they are.", messages.WARNING)
 
     @admin.display(description="Items", ordering="_items")
     def n_items(self, obj):

@@ -26,7 +26,8 @@ class AnnotationOutput(serializers.ModelSerializer):
     class Meta:
         model = Annotation
         fields = ["id", "item_id", "item", "system", "worker", "platform", "answers",
-                  "seconds_spent", "control_passed", "created_at", "submitted_at"]
+                  "seconds_spent", "seconds_first", "control_passed", "created_at",
+                  "submitted_at"]
         read_only_fields = fields
 
     def get_worker(self, annotation: Annotation) -> str:

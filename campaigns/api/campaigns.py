@@ -98,6 +98,11 @@ class CampaignSettingsInput(StrictInput):
     completion_code = serializers.CharField(required=False, allow_blank=True, max_length=100)
     completion_redirect_url = serializers.URLField(required=False, allow_blank=True,
                                                    max_length=500)
+    recruitment = serializers.ChoiceField(required=False, choices=Campaign.Recruitment.choices)
+    completion_code_failed_checks = serializers.CharField(required=False, allow_blank=True,
+                                                          max_length=100)
+    completion_code_no_work = serializers.CharField(required=False, allow_blank=True,
+                                                    max_length=100)
     source = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX)
     min_seconds_per_item = serializers.FloatField(required=False, allow_null=True, min_value=0,
                                                   max_value=86_400)

@@ -35,6 +35,7 @@ SOURCE_FIELDS = (
     "created_at",
     "updated_at",
     "seconds_spent",
+    "seconds_first",
     "control_passed",
 )
 ANSWERS = len(SOURCE_FIELDS)
@@ -63,6 +64,7 @@ META_COLUMNS = (
     "created_at",
     "updated_at",
     "seconds_spent",
+    "seconds_first",
     "control_passed",
 )
 LONG_COLUMNS = ("question", "part", "value")

@@ -138,6 +138,7 @@ META = [
     (iso_utc("a.created_at"), None),
     (iso_utc("a.updated_at"), None),
     ("a.seconds_spent", float_cell),
+    ("a.seconds_first", float_cell),
     ("a.control_passed", lambda c: f"(CASE WHEN {c} THEN 'true' WHEN NOT {c} THEN 'false' END)"),
 ]
 

@@ -28,6 +28,7 @@ CONFIG_FIELDS = (
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
     "completion_code", "completion_redirect_url", "source",
     "min_seconds_per_item", "min_seconds_per_word",
+    "recruitment", "completion_code_failed_checks", "completion_code_no_work",
 )
 # What create and update accept: the status changes only through publish, pause and close.
 SETTINGS_FIELDS = tuple(f for f in CONFIG_FIELDS if f != "status")

@@ -7,22 +7,28 @@ The save that answers the last unanswered item hands the assignment in (same tra
 and redirects to the done page with the completion code. The finish page lists what is
 left when an earlier item is still unanswered, and its POST (assignment_submit) hands in
 an assignment whose answers are all saved while it is still open. The
-completion code appears only on the done page, once the assignment is submitted.
+completion code appears only on the done page, once the assignment is submitted; when
+the worker came from a platform it sends them back there (MTurk's externalSubmit form, or
+an automatic redirect to the completion URL, e.g. Prolific's, with a button as fallback).
+
+The forms carry a key bound to the assignment token instead of Django's CSRF cookie, which
+a browser may not store inside MTurk's cross-site frame (forms.form_key_valid).
 """
 from __future__ import annotations
 
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
-from ..models import Assignment
+from ..models import Assignment, Worker
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
-from ..services.completion import completion_code_for
+from ..services.completion import completion_code_for, completion_redirect_url
 from ..work import (
     annotation_submit,
     assignment_by_token,
@@ -31,9 +37,20 @@ from ..work import (
     assignment_progress,
     assignment_submit,
     assignment_with_page,
+    worker_assignment_cap,
+    worker_assignment_count,
 )
-from .forms import answers_from_post, clean_turk_submit_to, timer_seconds
-from .pages import item_context, message_page, mturk_frameable
+from .forms import (
+    answers_from_post,
+    clean_turk_submit_to,
+    form_key,
+    form_key_valid,
+    timer_seconds,
+)
+from .pages import form_expired, item_context, message_page
+
+# Seconds the done page shows the code before it sends the worker back to the platform.
+REDIRECT_PAUSE_SECONDS = 4
 
 CLOSED_MESSAGES = {
     Assignment.Status.EXPIRED: "The time for this assignment ran out, so it was given back. "
@@ -69,6 +86,11 @@ def resume_url(assignment: Assignment) -> str:
     return item_url(assignment, progress.next_position)
 
 
+def _binding(token: str) -> str:
+    """What the item and finish forms' key is bound to: the assignment (its secret token)."""
+    return f"assignment:{token}"
+
+
 def _assignment_or_404(token: str) -> Assignment:
     assignment = assignment_by_token(token=token)
     if assignment is None:
@@ -88,7 +110,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
                         link_text="Back to the study page")
 
 
-@mturk_frameable
+@csrf_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
@@ -102,6 +124,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
             raise Http404("This assignment has no such item.")
         values = page.entry.annotation.answers if page.entry.annotation else None
         return _render_item(request, assignment, page, values=values)
+    if not form_key_valid(request, _binding(token)):
+        return form_expired(request)
     answers: dict = {}
 
     def read_answers(schema) -> dict:  # once the service has the campaign's schema
@@ -171,15 +195,18 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     context["back_url"] = item_url(assignment, position - 1) if position > 1 else ""
     context["answered"] = page.progress.answered  # the progress bar counts answers
     context["assignment"] = assignment
+    context["form_key"] = form_key(_binding(assignment.token))
     return render(request, "campaigns/item.html", context, status=status)
 
 
-@mturk_frameable
+@csrf_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
 def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     """What is answered and what is left; its POST hands complete work in (assignment_submit)."""
     assignment = _assignment_or_404(token)
+    if request.method == "POST" and not form_key_valid(request, _binding(token)):
+        return form_expired(request, assignment.campaign)
     if assignment.status == Assignment.Status.SUBMITTED:
         return HttpResponseRedirect(done_url(assignment))
     message, status = "", 200
@@ -203,7 +230,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "campaigns/finish.html", {
         "campaign": assignment.campaign, "rows": rows, "total": len(rows),
         "answered": sum(1 for r in rows if r["answered"]), "message": message,
-        "finish_url": finish_url(assignment),
+        "finish_url": finish_url(assignment), "form_key": form_key(_binding(assignment.token)),
     }, status=status)
 
 
@@ -212,11 +239,10 @@ def _platform_name(url: str) -> str:
     return "Prolific" if host.endswith("prolific.com") or host.endswith("prolific.co") else host
 
 
-@mturk_frameable
 @never_cache
 @require_GET
 def done_page(request: HttpRequest, token: str) -> HttpResponse:
-    """The completion code, shown only once the assignment is submitted."""
+    """The completion code, shown only once the assignment is submitted, and the way back."""
     assignment = _assignment_or_404(token)
     if assignment.status != Assignment.Status.SUBMITTED:
         if assignment_is_open(assignment):
@@ -228,7 +254,26 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
     submit_to = clean_turk_submit_to(assignment.turk_submit_to)
     if submit_to and assignment.mturk_assignment_id:
         context["mturk_submit_url"] = f"{submit_to}/mturk/externalSubmit"
-    elif campaign.completion_redirect_url:
-        context["redirect_url"] = campaign.completion_redirect_url.replace("{code}", quote(code))
-        context["platform_name"] = _platform_name(campaign.completion_redirect_url)
+    else:
+        redirect_url = completion_redirect_url(assignment, code)
+        if redirect_url:
+            context.update(redirect_url=redirect_url, redirect_pause=REDIRECT_PAUSE_SECONDS,
+                           platform_name=_platform_name(redirect_url))
+        else:
+            context["another_url"] = _another_url(assignment)
     return render(request, "campaigns/done.html", context)
+
+
+def _another_url(assignment: Assignment) -> str:
+    """The study link for one more assignment, when the campaign allows this worker more."""
+    worker = assignment.worker
+    if worker.platform == Worker.Platform.MTURK:
+        return ""  # on MTurk, more work is another HIT accepted there
+    cap = worker_assignment_cap(assignment.campaign, worker)
+    if cap is not None and worker_assignment_count(worker=worker) >= cap:
+        return ""
+    params = {"more": "1"}
+    if worker.platform == Worker.Platform.PROLIFIC:
+        params = {"PROLIFIC_PID": worker.platform_id, "STUDY_ID": assignment.study_id,
+                  "SESSION_ID": assignment.session_id, **params}
+    return f"{reverse('campaigns:entry', args=[assignment.campaign.slug])}?{urlencode(params)}"

@@ -2,42 +2,63 @@
 
 Who the worker is comes from the platform's URL parameters (Prolific, MTurk) or, for a
 plain link, from a long random signed cookie. GET never hands out work; POST starts.
+A worker who comes back finds their open assignment, or the done page of their submitted
+one (same code, same way back to the platform) unless they may and ask to do more. A
+Prolific link without a usable participant id, and an MTurk link whose turkSubmitTo is not
+MTurk's, get a page that says so instead of an anonymous start.
 """
 from __future__ import annotations
 
+import math
 import secrets
-from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from ..errors import ServiceError
-from ..models import Campaign, Worker
+from ..errors import NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
+from ..models import Assignment, Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
+from ..services.completion import no_work_redirect_url
 from ..work import (
     assignment_claim,
     campaign_and_worker,
+    campaign_next_release,
+    worker_assignment_cap,
+    worker_assignment_count,
     worker_get_or_create,
     worker_open_assignment,
     worker_record_consent,
     worker_record_intake,
+    worker_submitted_assignment,
 )
-from .assignment import resume_url
-from .forms import PlatformParams, answers_from_post, platform_params, question_fields
+from ..work.claim import NOT_LIVE_MESSAGES
+from .assignment import done_url, resume_url
+from .forms import (
+    FORM_KEY_FIELD,
+    PlatformParams,
+    answers_from_post,
+    form_key,
+    form_key_valid,
+    platform_params,
+    question_fields,
+)
 from .pages import (
     campaign_texts,
     display_rows,
+    form_expired,
     markdown_cached,
     message_page,
-    mturk_frameable,
 )
 
 COOKIE_NAME = "annotate_wid"
 COOKIE_SALT = "campaigns.link-worker"
 COOKIE_MAX_AGE = 180 * 24 * 3600
 CONSENT_REQUIRED = "Please tick the box to agree before you start."
+Identity = tuple[str, str, str | None]
 
 
 def _identity(request: HttpRequest, params: PlatformParams) -> tuple[str, str, str | None]:
@@ -67,8 +88,8 @@ def _sample(campaign: Campaign) -> dict | None:
     return {"display": display_rows(schema, item.data or {}), "questions": schema.questions}
 
 
-def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, *,
-          worker: Worker | None = None, status: int = 200, **extra) -> HttpResponse:
+def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, identity: Identity,
+          *, worker: Worker | None = None, status: int = 200, **extra) -> HttpResponse:
     can_start = campaign.is_live and not params.preview
     intake_fields = []
     if can_start and campaign.intake_questions and (worker is None or worker.intake is None):
@@ -79,53 +100,123 @@ def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, *,
         "campaign": campaign,
         "preview": params.preview,
         "can_start": can_start,
-        "hidden": params.hidden_fields(),
+        "hidden": {**params.hidden_fields(),
+                   FORM_KEY_FIELD: form_key(_binding(campaign, identity))},
         "consent_html": markdown_cached(campaign.consent_text or ""),
         "intake_fields": intake_fields,
         "sample": _sample(campaign) if params.preview and campaign.is_live else None,
-        # Inside MTurk's iframe the browser may withhold cookies (CSRF); a tab of its own works.
-        "new_tab_url": (f"{request.path}?{urlencode(params.hidden_fields())}"
-                        if can_start and params.platform == "mturk" else ""),
+        # Not live: a Prolific participant can still give the place back with the no-work code.
+        "no_work_url": ("" if campaign.is_live
+                        else no_work_redirect_url(campaign, params.platform)),
         **campaign_texts(campaign),
         **extra,
     }
     return render(request, "campaigns/entry.html", context, status=status)
 
 
-@mturk_frameable
+# Worker pages are not protected by Django's cookie-based CSRF check, which fails inside
+# MTurk's cross-site frame; each form carries a key instead (forms.form_key_valid).
+@csrf_exempt
 @never_cache
 @require_http_methods(["GET", "POST"])
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
-    params = platform_params(request.POST if request.method == "POST" else request.GET)
+    data = request.POST if request.method == "POST" else request.GET
+    params = platform_params(data)
     identity = _identity(request, params)
     platform, platform_id, new_cookie = identity
     # The campaign and, for a returning visitor, the worker in one read.
     campaign, worker = campaign_and_worker(slug=slug, platform=platform, platform_id=platform_id)
     if campaign is None:
         raise Http404("No such study.")
+    refused = _refused_link(request, campaign, params)
+    if refused is not None:
+        return refused
     if request.method == "POST":
-        return _start(request, campaign, params, identity, worker)
-    if params.preview or not campaign.is_live:
-        return _page(request, campaign, params)
+        if not form_key_valid(request, _binding(campaign, identity)):
+            return form_expired(request, campaign)
+        return _start(request, campaign, params, identity, worker, data)
+    if params.preview:
+        return _page(request, campaign, params, identity)
     if worker is not None:
-        current = worker_open_assignment(worker=worker)
-        if current:  # the same link or platform id resumes the open assignment
-            return HttpResponseRedirect(resume_url(current))
-    return _with_cookie(request, _page(request, campaign, params, worker=worker), new_cookie)
+        earlier = _earlier_assignment(campaign, params, worker, data)
+        if earlier is not None:  # resume the open one, or show the submitted one's code
+            return HttpResponseRedirect(resume_url(earlier))
+    if not campaign.is_live:
+        return _page(request, campaign, params, identity)
+    return _with_cookie(request, _page(request, campaign, params, identity, worker=worker),
+                        new_cookie)
+
+
+def _binding(campaign: Campaign, identity: Identity) -> str:
+    """What the start form's key is bound to: this campaign and this visitor."""
+    platform, platform_id, _ = identity
+    return f"entry:{campaign.pk}:{platform}:{platform_id}"
+
+
+def _refused_link(request: HttpRequest, campaign: Campaign,
+                  params: PlatformParams) -> HttpResponse | None:
+    """A page for a study link that cannot identify the worker on their platform."""
+    if params.turk_submit_to_refused:
+        return message_page(
+            request, heading="This link is not from Mechanical Turk", status=400,
+            campaign=campaign,
+            message="Its turkSubmitTo is not Mechanical Turk's (https://www.mturk.com or "
+                    "https://workersandbox.mturk.com), so finished work could not be sent back. "
+                    "Please open the HIT from Mechanical Turk.")
+    prolific_expected = campaign.recruitment == Campaign.Recruitment.PROLIFIC
+    if params.prolific_id_missing or (prolific_expected and not params.platform):
+        return message_page(
+            request, heading="Please open this study from Prolific", status=400,
+            campaign=campaign,
+            message="This link has no Prolific ID in it, so your work could not be matched "
+                    "to your submission or paid. Please go back to Prolific "
+                    "(app.prolific.com) and open the study from there.")
+    return None
+
+
+def _wants_more(params: PlatformParams, submitted: Assignment, data) -> bool:
+    """Whether a worker with submitted work asks for another assignment: a new HIT
+    assignment on MTurk, or the done page's "another" link (more=1)."""
+    if params.platform == Worker.Platform.MTURK:
+        return bool(params.mturk_assignment_id) and (
+            params.mturk_assignment_id != submitted.mturk_assignment_id)
+    return data.get("more") == "1"
+
+
+def _may_do_more(campaign: Campaign, worker: Worker) -> bool:
+    cap = worker_assignment_cap(campaign, worker)
+    return cap is None or worker_assignment_count(worker=worker) < cap
+
+
+def _earlier_assignment(campaign: Campaign, params: PlatformParams, worker: Worker,
+                        data) -> Assignment | None:
+    """The assignment a returning worker goes back to: the open one, else the submitted one
+    (its done page) unless the campaign allows more for this worker and they ask for it."""
+    current = worker_open_assignment(worker=worker)
+    if current is not None:
+        return current
+    submitted = worker_submitted_assignment(worker=worker)
+    if submitted is None:
+        return None
+    if _wants_more(params, submitted, data) and _may_do_more(campaign, worker):
+        return None
+    return submitted
 
 
 def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
-           identity: tuple[str, str, str | None], worker: Worker | None) -> HttpResponse:
+           identity: Identity, worker: Worker | None, data) -> HttpResponse:
     """Consent, then intake (once per worker), then claim; any refusal re-renders the page."""
     if params.preview:
-        return _page(request, campaign, params, status=400,
+        return _page(request, campaign, params, identity, status=400,
                      message="Please accept the HIT on Mechanical Turk before starting.")
-    if not campaign.is_live:
-        return _page(request, campaign, params, status=409)
     platform, platform_id, new_cookie = identity
+    if not campaign.is_live:
+        not_live = NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status),
+                                                 NOT_LIVE_MESSAGES["closed"]))
+        return _no_work(request, campaign, params, not_live, worker, data)
     consented = request.POST.get("consent") == "yes"
     if campaign.consent_text and not consented:
-        return _with_cookie(request, _page(request, campaign, params, status=400,
+        return _with_cookie(request, _page(request, campaign, params, identity, status=400,
                                            consent_error=CONSENT_REQUIRED), new_cookie)
     try:
         worker = worker or worker_get_or_create(campaign=campaign, platform=platform,
@@ -138,13 +229,32 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
                 worker_record_intake(worker=worker, answers=answers)
             except AnswerInvalid as exc:
                 return _with_cookie(request, _page(
-                    request, campaign, params, status=400, consent_checked=consented,
+                    request, campaign, params, identity, status=400, consent_checked=consented,
                     intake_values=answers, intake_errors=exc.errors), new_cookie)
         assignment = assignment_claim(campaign=campaign, worker=worker,
                                       platform_ids=params.claim_kwargs())
     except ServiceError as exc:
-        response = message_page(request, heading="No work right now", message=exc.message,
-                                status=exc.status if exc.status < 500 else 409,
-                                campaign=campaign)
-        return _with_cookie(request, response, new_cookie)
+        return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
+                            new_cookie)
     return _with_cookie(request, HttpResponseRedirect(resume_url(assignment)), new_cookie)
+
+
+def _no_work(request: HttpRequest, campaign: Campaign, params: PlatformParams,
+             exc: ServiceError, worker: Worker | None, data) -> HttpResponse:
+    """No assignment for this worker: their earlier code if they already finished, else
+    whether to wait (how long) or to give their place back on the platform."""
+    if isinstance(exc, WorkerLimitReached) and worker is not None:
+        submitted = worker_submitted_assignment(worker=worker)
+        if submitted is not None and not _wants_more(params, submitted, data):
+            return HttpResponseRedirect(done_url(submitted))
+    wait_minutes = None
+    if isinstance(exc, NoWorkAvailable):
+        release = campaign_next_release(campaign=campaign)
+        if release is not None:
+            wait_minutes = max(1, math.ceil((release - timezone.now()).total_seconds() / 60))
+    context = {"campaign": campaign, "message": exc.message, "wait_minutes": wait_minutes,
+               "platform": params.platform,
+               "no_work_code": campaign.completion_code_no_work,
+               "no_work_url": no_work_redirect_url(campaign, params.platform)}
+    return render(request, "campaigns/no_work.html", context,
+                  status=exc.status if exc.status < 500 else 409)

@@ -14,6 +14,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.core import signing
+from django.http import HttpRequest
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from ..schema import BaseQuestion
 from ..schema.base import dom_id, field_name
@@ -22,6 +24,9 @@ from .safe_markdown import render_markdown
 TIMER_SALT = "campaigns.item-page-timer"
 MAX_SECONDS = 24 * 3600
 MTURK_SUBMIT_HOSTS = ("www.mturk.com", "workersandbox.mturk.com")
+FORM_KEY_FIELD = "form_key"
+FORM_KEY_SALT = "campaigns.worker-form"
+PROLIFIC_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
 
 
 def answers_from_post(questions: list[BaseQuestion], post) -> dict[str, Any]:
@@ -52,6 +57,29 @@ def timer_seconds(value: str | None) -> float | None:
     return round(max(0.0, time.time() - started), 3)
 
 
+# --- the worker forms' key: CSRF protection without a cookie --------------------------------
+# Inside MTurk's cross-site iframe the browser may store no cookie at all (SameSite=Lax, or
+# third-party cookies blocked), so Django's cookie-based CSRF check would refuse every start
+# and every answer there. Each worker form instead carries a key that is an HMAC of what the
+# form acts on: the assignment token (a secret in the URL), or the campaign and the worker's
+# identity (a secret cookie for plain links). A page on another site cannot compute it.
+
+def form_key(binding: str) -> str:
+    """The hidden `form_key` value for a form bound to `binding`."""
+    return salted_hmac(FORM_KEY_SALT, binding, algorithm="sha256").hexdigest()[:40]
+
+
+def form_key_valid(request: HttpRequest, binding: str) -> bool:
+    """Whether the POST carries the key of `binding`.
+
+    Django's test client marks its requests exempt from CSRF checks unless a test asks for
+    them (enforce_csrf_checks=True); this check honours the same flag.
+    """
+    if getattr(request, "_dont_enforce_csrf_checks", False):
+        return True
+    return constant_time_compare(request.POST.get(FORM_KEY_FIELD, ""), form_key(binding))
+
+
 # --- platform parameters --------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -66,6 +94,11 @@ class PlatformParams:
     mturk_hit_id: str = ""
     turk_submit_to: str = ""
     preview: bool = False
+    # Prolific's parameters came without a usable participant id (empty, a placeholder such
+    # as {{%PROLIFIC_PID%}} left unsubstituted, or STUDY_ID alone).
+    prolific_id_missing: bool = False
+    # turkSubmitTo was given but is not one of MTurk's hosts (the done page would post there).
+    turk_submit_to_refused: bool = False
 
     def hidden_fields(self) -> dict[str, str]:
         """The parameters to carry from the entry page to the start POST."""
@@ -111,11 +144,14 @@ def platform_params(data) -> PlatformParams:
                               session_id=_clean_id(data.get("SESSION_ID")))
     worker_id = _clean_id(data.get("workerId"))
     if worker_id:
+        submit_to = clean_turk_submit_to(data.get("turkSubmitTo"))
         return PlatformParams(platform="mturk", platform_id=worker_id,
                               mturk_assignment_id=_clean_id(data.get("assignmentId")),
                               mturk_hit_id=_clean_id(data.get("hitId")),
-                              turk_submit_to=clean_turk_submit_to(data.get("turkSubmitTo")))
-    return PlatformParams()
+                              turk_submit_to=submit_to,
+                              turk_submit_to_refused=bool(data.get("turkSubmitTo"))
+                              and not submit_to)
+    return PlatformParams(prolific_id_missing=any(key in data for key in PROLIFIC_KEYS))
 
 
 # --- laying questions out for the templates -------------------------------------------------

@@ -4,26 +4,16 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from csp.decorators import csp_update
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
-from django.views.decorators.clickjacking import xframe_options_exempt
 
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
 from .forms import QuestionField, question_fields, timer_start
 from .safe_markdown import render_markdown
-
-# MTurk's ExternalQuestion shows the task in an iframe on these hosts; nobody else may frame it.
-MTURK_FRAME_ANCESTORS = ["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"]
-
-
-def mturk_frameable(view):
-    """Let MTurk (and only MTurk) frame a worker page: CSP frame-ancestors, no X-Frame-Options."""
-    return xframe_options_exempt(csp_update({"frame-ancestors": MTURK_FRAME_ANCESTORS})(view))
 
 
 @lru_cache(maxsize=128)
@@ -116,3 +106,11 @@ def message_page(request: HttpRequest, *, heading: str, message: str, status: in
     return render(request, "campaigns/message.html",
                   {"heading": heading, "message": message, "campaign": campaign,
                    "link_url": link_url, "link_text": link_text}, status=status)
+
+
+def form_expired(request: HttpRequest, campaign: Campaign | None = None) -> HttpResponse:
+    """A worker form whose key does not match (an old page, or a page on another site)."""
+    return message_page(request, heading="This page has expired", status=403,
+                        campaign=campaign,
+                        message="The form could not be checked, so nothing was saved. Please "
+                                "go back, reload the page and try again.")

@@ -1,8 +1,8 @@
 """The worker's hot path: claiming work, saving answers, handing in, expiry (see README.md)."""
 from .answers import AnnotationSaved, annotation_submit, answer_values, control_passed
-from .claim import PLATFORM_ID_FIELDS, assignment_claim
-from .expiry import assignments_expire
-from .handin import assignment_is_open, assignment_submit
+from .claim import PLATFORM_ID_FIELDS, assignment_claim, worker_assignment_cap
+from .expiry import assignment_release, assignments_expire
+from .handin import assignment_is_open, assignment_submit, campaign_close_if_full
 from .locking import for_update
 from .reads import (
     AssignmentEntry,
@@ -13,8 +13,11 @@ from .reads import (
     assignment_progress,
     assignment_with_page,
     campaign_and_worker,
+    campaign_next_release,
+    worker_assignment_count,
     worker_by_platform_id,
     worker_open_assignment,
+    worker_submitted_assignment,
 )
 from .workers import worker_get_or_create, worker_record_consent, worker_record_intake
 
@@ -31,15 +34,21 @@ __all__ = [
     "assignment_entries",
     "assignment_is_open",
     "assignment_progress",
+    "assignment_release",
     "assignment_submit",
     "assignment_with_page",
     "assignments_expire",
     "campaign_and_worker",
+    "campaign_close_if_full",
+    "campaign_next_release",
     "control_passed",
     "for_update",
+    "worker_assignment_cap",
+    "worker_assignment_count",
     "worker_by_platform_id",
     "worker_get_or_create",
     "worker_open_assignment",
+    "worker_submitted_assignment",
     "worker_record_consent",
     "worker_record_intake",
 ]

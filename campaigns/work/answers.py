@@ -2,7 +2,7 @@
 
 There is one way in: annotation_submit. It reads the assignment and the item (one query),
 validates the answers against the campaign's schema, and stores them with one call of
-campaigns_save_answer (sql/save_answer_v1.sql), which also hands the assignment in when the
+campaigns_save_answer (sql/save_answer_v2.sql), which also hands the assignment in when the
 answer was the last one missing.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..models import Annotation, Assignment, AssignmentItem, Item
 from ..schema import TaskSchema, parse_schema_cached, validate_answers
 from . import prepared
 from .claim import new_row_json
-from .handin import hand_in_values
+from .handin import hand_in_values, handed_in
 from .reads import assignment_columns, assignment_from_row, model_columns, model_from_row
 
 __all__ = ["AnnotationSaved", "annotation_submit", "answer_values", "control_passed"]
@@ -73,7 +73,10 @@ def answer_values(schema: TaskSchema, item: Item, answers: dict,
     time spent and, for an attention-check or gold item, whether it was passed."""
     cleaned = validate_answers(schema, answers, item.data)
     passed = control_passed(schema, item, cleaned) if item.control else None
-    return {"answers": cleaned, "seconds_spent": seconds_spent, "control_passed": passed}
+    # The first save's time is also the total so far; a repeat save adds to the total only
+    # (campaigns_save_answer).
+    return {"answers": cleaned, "seconds_spent": seconds_spent, "seconds_first": seconds_spent,
+            "control_passed": passed}
 
 
 _SAVE_SQL = ("SELECT outcome, status, deadline, annotation_id, created_at, handed_in "
@@ -91,7 +94,7 @@ def _save_in_database(assignment: Assignment, item: Item, values: dict) -> Annot
         prepared.execute(cursor, _SAVE_SQL, [
             assignment.pk, item.pk, timezone.now(), new_row_json(annotation),
             not item.control, hand_in["submitted_at"], hand_in["completion_code"]])
-        outcome, status, deadline, annotation_id, created_at, handed_in = cursor.fetchone()
+        outcome, status, deadline, annotation_id, created_at, was_handed_in = cursor.fetchone()
     if outcome == "gone":
         raise ServiceError("This assignment no longer exists.", code="not_found", status=404)
     if outcome == "closed":  # submitted, returned or expired since it was read
@@ -100,10 +103,11 @@ def _save_in_database(assignment: Assignment, item: Item, values: dict) -> Annot
     annotation.pk, annotation.created_at = annotation_id, created_at
     annotation._state.adding = False
     annotation._state.db = connection.alias
-    if handed_in:
+    if was_handed_in:
         for name, value in hand_in.items():
             setattr(assignment, name, value)
-    return AnnotationSaved(annotation, handed_in, assignment)
+        handed_in(assignment)
+    return AnnotationSaved(annotation, was_handed_in, assignment)
 
 
 _BY_TOKEN_SQL: list[str] = []

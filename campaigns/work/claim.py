@@ -23,7 +23,7 @@ from . import prepared
 from .expiry import assignments_expire, expire_lazily
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
-           "new_row_json"]
+           "new_row_json", "worker_assignment_cap"]
 
 # Keys of `platform_ids` accepted by assignment_claim (Assignment fields of the same name).
 PLATFORM_ID_FIELDS = ("study_id", "session_id", "mturk_assignment_id", "mturk_hit_id",
@@ -96,7 +96,7 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
     assignment = Assignment(campaign=campaign, worker=worker, **platform_ids,
                             deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes))
     params = [worker.pk, now, campaign.items_per_assignment,
-              campaign.max_assignments_per_worker, controls,
+              worker_assignment_cap(campaign, worker), controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)
               new_row_json(assignment),
               AssignmentItem._meta.get_field("holds_slot").get_default()]
@@ -110,6 +110,18 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
             raise Conflict("The work changed while it was handed out; please try again.") from None
         raise
     return _claim_outcome(campaign, assignment, platform_ids, outcome, detail, assignment_id)
+
+
+def worker_assignment_cap(campaign: Campaign, worker: Worker) -> int | None:
+    """How many assignments this worker may hold or have submitted (None: no limit).
+
+    The campaign's max_assignments_per_worker; a Prolific participant gets one when the
+    campaign sets no limit, as Prolific takes one submission per participant per study.
+    """
+    cap = campaign.max_assignments_per_worker
+    if cap is None and worker.platform == Worker.Platform.PROLIFIC:
+        return 1
+    return cap
 
 
 def _claim_outcome(campaign: Campaign, assignment: Assignment, platform_ids: dict,
@@ -128,7 +140,8 @@ def _claim_outcome(campaign: Campaign, assignment: Assignment, platform_ids: dic
         raise NotLive(NOT_LIVE_MESSAGES.get(str(detail), NOT_LIVE_MESSAGES["closed"]))
     if outcome == "limit":
         raise WorkerLimitReached(f"You have done the most assignments this campaign allows "
-                                 f"({campaign.max_assignments_per_worker}). Thank you!")
+                                 f"({worker_assignment_cap(campaign, assignment.worker)}). "
+                                 "Thank you!")
     raise NoWorkAvailable(NO_WORK_MESSAGE)
 
 

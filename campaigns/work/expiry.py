@@ -1,4 +1,7 @@
-"""Expiry: active assignments past their deadline give back the slots of unanswered items."""
+"""Expiry: active assignments past their deadline give back the slots of unanswered items.
+
+A researcher can release an abandoned assignment before its deadline the same way.
+"""
 from __future__ import annotations
 
 import time
@@ -12,7 +15,8 @@ from django.utils import timezone
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item
 from .locking import for_update
 
-__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignments_expire", "expire_lazily"]
+__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignment_release", "assignments_expire",
+           "expire_lazily"]
 
 EXPIRE_BATCH = 500
 LAZY_EXPIRY_SECONDS = 5.0
@@ -60,10 +64,25 @@ def expire_lazily(campaign: Campaign, now: datetime) -> bool:
     return True
 
 
-def _release(assignment_ids: list[int]) -> None:
-    """Expire locked active assignments and give back the slots of their unanswered items."""
+def assignment_release(*, assignment_id: int) -> bool:
+    """Return an active assignment now (an abandoned one holding its items until its
+    deadline): its unanswered items give their slot back, its answered items stay answered.
+    False when it is no longer active (submitted, expired or returned meanwhile)."""
+    with transaction.atomic():
+        # The lock: a save of its last answer (which would hand it in) and this release
+        # must not interleave.
+        locked = list(for_update(Assignment.objects.filter(
+            pk=assignment_id, status=Assignment.Status.ACTIVE)).values_list("id", flat=True))
+        if locked:
+            _release(locked, status=Assignment.Status.RETURNED)
+    return bool(locked)
+
+
+def _release(assignment_ids: list[int], status: str = Assignment.Status.EXPIRED) -> None:
+    """Close locked active assignments (expired, or returned by a researcher) and give back
+    the slots of their unanswered items."""
     Assignment.objects.filter(pk__in=assignment_ids, status=Assignment.Status.ACTIVE).update(
-        status=Assignment.Status.EXPIRED)
+        status=status)
     answered = Annotation.objects.filter(assignment=OuterRef("assignment"), item=OuterRef("item"))
     freed = list(
         AssignmentItem.objects.filter(assignment__in=assignment_ids, holds_slot=True)

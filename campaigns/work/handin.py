@@ -1,4 +1,4 @@
-"""Handing work in: the submitted status, its time and the completion code."""
+"""Handing work in: the submitted status, its time, the completion code; a full campaign closes."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -8,10 +8,15 @@ from django.utils import timezone
 
 from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem
-from ..services.completion import completion_code_for
+from ..services.completion import (
+    completion_code_for,
+    failed_attention_checks,
+    outcome_depends_on_checks,
+)
 from . import prepared
 
-__all__ = ["assignment_is_open", "assignment_submit", "hand_in_values", "unanswered_positions"]
+__all__ = ["assignment_is_open", "assignment_submit", "campaign_close_if_full", "hand_in_values",
+           "handed_in", "unanswered_positions"]
 
 _REFRESHED = ("status", "deadline", "submitted_at", "completion_code")
 
@@ -45,7 +50,32 @@ def assignment_submit(*, assignment: Assignment) -> Assignment:
                 extra={"positions": missing},
             )
         _hand_in(assignment)
+        campaign_close_if_full(campaign_id=assignment.campaign_id)
+    handed_in(assignment)
     return assignment
+
+
+def handed_in(assignment: Assignment) -> None:
+    """What follows a hand-in on either path (the last answer's save, assignment_submit):
+    the code for the outcome when it depends on the attention checks."""
+    campaign = assignment.campaign
+    if outcome_depends_on_checks(campaign):
+        code = completion_code_for(assignment,
+                                   failed_checks=failed_attention_checks(assignment.pk))
+        if code != assignment.completion_code:
+            Assignment.objects.filter(pk=assignment.pk).update(completion_code=code)
+            assignment.completion_code = code
+
+
+def campaign_close_if_full(*, campaign_id: int) -> bool:
+    """Close a live campaign whose regular items all have their annotations; True if closed.
+
+    The rule is the database function campaigns_close_if_full (sql/save_answer_v2.sql),
+    which the last answer's save also runs when it hands an assignment in.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT campaigns_close_if_full(%s, %s)", [campaign_id, timezone.now()])
+        return bool(cursor.fetchone()[0])
 
 
 def _hand_in(assignment: Assignment) -> None:

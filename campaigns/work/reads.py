@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Model
+from django.db.models import Model, Q
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
@@ -21,10 +22,13 @@ __all__ = [
     "assignment_progress",
     "assignment_with_page",
     "campaign_and_worker",
+    "campaign_next_release",
     "model_columns",
     "model_from_row",
     "worker_by_platform_id",
+    "worker_assignment_count",
     "worker_open_assignment",
+    "worker_submitted_assignment",
 ]
 
 
@@ -248,6 +252,26 @@ def worker_open_assignment(*, worker: Worker) -> Assignment | None:
     return (Assignment.objects.filter(worker=worker, status=Assignment.Status.ACTIVE,
                                       deadline__gt=timezone.now())
             .select_related("campaign").order_by("-id").first())
+
+
+def worker_submitted_assignment(*, worker: Worker) -> Assignment | None:
+    """The worker's most recently submitted assignment, if any (their code to show again)."""
+    return (Assignment.objects.filter(worker=worker, status=Assignment.Status.SUBMITTED)
+            .select_related("campaign", "worker").order_by("-id").first())
+
+
+def worker_assignment_count(*, worker: Worker) -> int:
+    """Submitted and open assignments: those that count toward the per-worker cap."""
+    return Assignment.objects.filter(worker=worker).filter(
+        Q(status=Assignment.Status.SUBMITTED)
+        | Q(status=Assignment.Status.ACTIVE, deadline__gt=timezone.now())).count()
+
+
+def campaign_next_release(*, campaign: Campaign) -> datetime | None:
+    """The nearest deadline of the campaign's open assignments: when work may come back."""
+    return (Assignment.objects.filter(campaign=campaign, status=Assignment.Status.ACTIVE,
+                                      deadline__gt=timezone.now())
+            .order_by("deadline").values_list("deadline", flat=True).first())
 
 
 def _progress(rows: list[tuple[int, bool]]) -> Progress:

@@ -12,7 +12,7 @@ from campaigns.services.exports import export_job_create
 
 def make_annotation(campaign, *, item="i1", answers, system="sys-a", control="", data=None,
                     platform="prolific", platform_id="PID-1", control_passed=None,
-                    seconds=12.5, **assignment_fields) -> Annotation:
+                    seconds=12.5, seconds_first=None, **assignment_fields) -> Annotation:
     item_obj, _ = Item.objects.get_or_create(
         campaign=campaign, external_id=item,
         defaults={"system": system, "control": control, "data": data or {}},
@@ -26,7 +26,7 @@ def make_annotation(campaign, *, item="i1", answers, system="sys-a", control="",
     )
     return Annotation.objects.create(
         campaign=campaign, assignment=assignment, item=item_obj, worker=worker, answers=answers,
-        seconds_spent=seconds, control_passed=control_passed,
+        seconds_spent=seconds, seconds_first=seconds_first, control_passed=control_passed,
     )
 
 

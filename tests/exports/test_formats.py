@@ -19,7 +19,8 @@ def rated(owner):
     """A continuation campaign with two annotations by two workers."""
     campaign = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA)
     make_annotation(campaign, item="i1", answers={"coherence": 4, "sentiment": 2},
-                    platform_id="PID-1", study_id="S1", session_id="SE1", completion_code="C0DE")
+                    platform_id="PID-1", study_id="S1", session_id="SE1", completion_code="C0DE",
+                    seconds_first=4.25)
     make_annotation(campaign, item="i2", system="sys-b", answers={
         "coherence": 1, "sentiment": 5, "feedback": "=HYPERLINK(\"http://evil\")"},
         platform_id="PID-2", control="attention", control_passed=False, seconds=3.0)
@@ -40,7 +41,7 @@ def test_every_csv_row_carries_the_item_system_worker_assignment_and_times(rated
     assert first["assignment_id"].isdigit()
     assert first["started_at"].startswith("20") and first["submitted_at"].startswith("20")
     assert first["created_at"] and first["updated_at"]
-    assert first["seconds_spent"] == "12.5"
+    assert first["seconds_spent"] == "12.5" and first["seconds_first"] == "4.25"
     assert (first["control"], first["control_passed"]) == ("", "")
     assert (second["control"], second["control_passed"]) == ("attention", "false")
 

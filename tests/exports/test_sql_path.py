@@ -36,6 +36,7 @@ def _meta(n: int) -> dict:
         "control_passed": [None, True, False][n % 3],
         "platform_id": f"P{n % 4}{text}",
         "seconds": [12.5, 3.0, None, 0.1 + 0.2, 1e-05, 0.0, 123456.75][n % 7],
+        "seconds_first": [2.5, None, 0.1 + 0.2, 1e-05][n % 4],
         "study_id": text,
         "session_id": "" if n % 2 else "SE",
         "completion_code": text[::-1],

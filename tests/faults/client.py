@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
 from urllib.parse import urlencode
 
 from .stack import HOST, WEB_PORT, wait_until
@@ -60,26 +60,31 @@ class Connection:
             self.conn = None
 
 
-def csrf_token(path: str) -> str:
-    """The CSRF cookie a worker's browser gets with its first page (one is enough for all)."""
-    status, headers, _ = Connection().request("GET", path)
-    assert status == 200, f"GET {path} answered {status}"
-    cookie = SimpleCookie(headers.get("set-cookie", ""))
-    return cookie["csrftoken"].value
+FORM_KEY = re.compile(rb'name="form_key" value="([^"]+)"')
 
 
-def submit(conn: Connection, csrf: str, token: str, position: int, value: int,
+def form_keys(tokens: list[str]) -> dict[str, str]:
+    """Each assignment's form key, as its first item page gives it to the worker's browser."""
+    conn, keys = Connection(), {}
+    for token in tokens:
+        status, _, html = conn.request("GET", f"/a/{token}/1/")
+        assert status == 200, f"GET /a/{token}/1/ answered {status}"
+        keys[token] = FORM_KEY.search(html).group(1).decode()
+    conn.close()
+    return keys
+
+
+def submit(conn: Connection, keys: dict[str, str], token: str, position: int, value: int,
            accept_json: bool = False) -> tuple[int, bytes]:
-    body = urlencode({"csrfmiddlewaretoken": csrf, "q-score": str(value)})
-    headers = {"Content-Type": "application/x-www-form-urlencoded",
-               "Cookie": f"csrftoken={csrf}"}
+    body = urlencode({"form_key": keys[token], "q-score": str(value)})
+    headers = {"Content-Type": "application/x-www-form-urlencoded"}
     if accept_json:
         headers["Accept"] = "application/json"
     status, _, data = conn.request("POST", f"/a/{token}/{position}/", body, headers)
     return status, data
 
 
-def run_workers(tokens: list[str], per_assignment: int, *, csrf: str, threads: int = 6,
+def run_workers(tokens: list[str], per_assignment: int, *, keys: dict[str, str], threads: int = 6,
                 deadline_s: float = 40, max_requests: int = 5000, pause_s: float = 0.0,
                 retry_pause_s: float = 0.3, stop: threading.Event | None = None,
                 outcome: Outcome | None = None) -> Outcome:
@@ -100,7 +105,7 @@ def run_workers(tokens: list[str], per_assignment: int, *, csrf: str, threads: i
                             return
                         outcome.requests += 1
                     try:
-                        status, data = submit(conn, csrf, token, position, value,
+                        status, data = submit(conn, keys, token, position, value,
                                               accept_json=bool(position % 2))
                     except (OSError, http.client.HTTPException) as exc:
                         with outcome.lock:

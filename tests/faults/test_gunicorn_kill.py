@@ -13,8 +13,8 @@ pytestmark = pytest.mark.faults
 def test_killing_gunicorn_workers_under_load_loses_no_acknowledged_submit(web, pg, make_study):
     study = make_study(assignments=48, per_assignment=8)
     tokens, per = study["tokens"], study["per_assignment"]
-    csrf = client.csrf_token(f"/a/{tokens[0]}/1/")
-    outcome, thread = client.in_background(tokens, per, csrf=csrf, threads=6, deadline_s=60,
+    keys = client.form_keys(tokens)
+    outcome, thread = client.in_background(tokens, per, keys=keys, threads=6, deadline_s=60,
                                            pause_s=0.03)
 
     killed = []

@@ -13,8 +13,8 @@ OUTAGE_SECONDS = 3
 def test_a_database_restart_while_workers_submit(web, pg, make_study):
     study = make_study(assignments=48, per_assignment=10)
     tokens, per = study["tokens"], study["per_assignment"]
-    csrf = client.csrf_token(f"/a/{tokens[0]}/1/")
-    outcome, thread = client.in_background(tokens, per, csrf=csrf, threads=6, deadline_s=90,
+    keys = client.form_keys(tokens)
+    outcome, thread = client.in_background(tokens, per, keys=keys, threads=6, deadline_s=90,
                                            pause_s=0.1, retry_pause_s=0.25)
     stack.wait_until(lambda: len(outcome.acknowledged) >= 40, 30, "submits to flow")
 

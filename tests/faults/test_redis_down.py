@@ -11,14 +11,14 @@ def test_worker_pages_work_and_exports_fail_clearly_while_redis_is_down(
         web, pg, redis, celery_worker, make_study, api_token):
     study = make_study(assignments=6, per_assignment=4)
     slug, tokens, per = study["slug"], study["tokens"], study["per_assignment"]
-    csrf = client.csrf_token(f"/a/{tokens[0]}/1/")
+    keys = client.form_keys(tokens)
 
     redis.stop()
     try:
         entry = client.Connection().request("GET", f"/c/{slug}/?PROLIFIC_PID=newcomer"
                                                    "&STUDY_ID=s1&SESSION_ID=x1")
         assert entry[0] == 200, entry[2][:500]
-        outcome = client.run_workers(tokens, per, csrf=csrf, threads=2, deadline_s=40)
+        outcome = client.run_workers(tokens, per, keys=keys, threads=2, deadline_s=40)
         print(outcome.summary())
         assert set(outcome.statuses) == {302}, outcome.summary()
         assert len(outcome.acknowledged) == len(tokens) * per

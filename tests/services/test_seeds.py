@@ -71,3 +71,29 @@ def test_scale_descriptions_are_transcribed_verbatim_from_the_seeds(seeded):
     for criterion in rubric.criteria:
         for level in criterion.levels:
             assert level.description in seed_003, (criterion.id, level.description)
+
+
+def test_every_seed_is_a_prolific_study_with_the_studys_codes(seeded):
+    for campaign in seeded.values():
+        assert campaign.recruitment == "prolific", campaign.slug
+        assert campaign.completion_mode == "fixed" and campaign.completion_code, campaign.slug
+        assert campaign.completion_code_no_work, campaign.slug
+        assert campaign.completion_redirect_url == (
+            "https://app.prolific.com/submissions/complete?cc={code}"), campaign.slug
+
+
+def _worker_texts(campaign) -> str:
+    questions = campaign.schema["questions"] + list(campaign.intake_questions or [])
+    parts = [campaign.name, campaign.description, campaign.instructions, campaign.examples,
+             campaign.consent_text]
+    for q in questions:
+        parts += [q.get("text", ""), q.get("help", ""), q.get("placeholder", "")]
+    return "\n".join(p for p in parts if p)
+
+
+@pytest.mark.parametrize("wrong", ["Mechanical Turk", "HIT ", "e-mail", "email",
+                                   "not preserved", "upper right corner", "“Flag”",
+                                   "“Add details”", "three axes", "the the "])
+def test_no_worker_visible_seed_text_describes_something_the_page_does_not_have(seeded, wrong):
+    for campaign in seeded.values():
+        assert wrong not in _worker_texts(campaign), (campaign.slug, wrong)

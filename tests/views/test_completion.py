@@ -101,7 +101,7 @@ def test_work_saved_complete_but_not_handed_in_is_handed_in_by_the_finish_page(
 
 
 def test_a_plain_campaign_shows_a_per_assignment_code(client, continuation):
-    assignment = start(client, continuation)
+    assignment = start(client, continuation, params={})  # a plain link: no platform
     assert answer_all(client, assignment)["Location"] == done(assignment)
     assignment.refresh_from_db()
     html = client.get(done(assignment)).content.decode()
@@ -138,11 +138,30 @@ def test_finishing_twice_is_harmless(client, continuation):
     assert Assignment.objects.get().status == "submitted"
 
 
-def test_a_returning_worker_after_submitting_gets_new_work_or_a_clear_page(client, continuation):
+def test_a_returning_prolific_participant_gets_the_same_done_page(client, continuation):
     assignment = start(client, continuation)
     answer_all(client, assignment)
-    response = client.get(reverse("campaigns:entry", args=[continuation.slug]), PROLIFIC)
-    assert response.status_code == 200  # the start page again, not the old assignment
+    entry = reverse("campaigns:entry", args=[continuation.slug])
+    # One submission per participant per study on Prolific: asking for more changes nothing.
+    for params in (PROLIFIC, {**PROLIFIC, "more": "1"}):
+        assert client.get(entry, params)["Location"] == done(assignment)
+    assert client.post(entry, PROLIFIC)["Location"] == done(assignment)
+    assert client.post(entry, {**PROLIFIC, "more": "1"}).status_code == 409
+    html = client.get(done(assignment)).content.decode()
+    assert assignment.completion_code in html and "more=1" not in html
+    assert Assignment.objects.count() == 1
+
+
+def test_a_returning_link_worker_sees_the_code_and_may_ask_for_more(client, continuation):
+    assignment = start(client, continuation, params={})
+    answer_all(client, assignment)
+    entry = reverse("campaigns:entry", args=[continuation.slug])
+    assert client.get(entry)["Location"] == done(assignment)
+    html = client.get(done(assignment)).content.decode()
+    assert f'href="{entry}?more=1"' in html  # the campaign sets no limit
+    assert client.get(entry, {"more": "1"}).status_code == 200
+    second = start(client, continuation, params={})
+    assert second != assignment and second.worker_id == assignment.worker_id
 
 
 def test_work_saved_before_the_deadline_can_still_be_handed_in(client, continuation):

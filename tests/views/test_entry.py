@@ -1,4 +1,6 @@
 """The study link /c/<slug>/: platforms, consent, intake, resuming, closed campaigns."""
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -108,10 +110,15 @@ def test_mturk_parameters_are_kept_on_the_assignment(client, continuation):
     assert assignment.turk_submit_to == "https://workersandbox.mturk.com"
 
 
-def test_a_foreign_turk_submit_to_is_dropped(client, continuation):
-    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H",
-              "turkSubmitTo": "https://evil.example.org"}
-    assert start(client, continuation, params=params).turk_submit_to == ""
+@pytest.mark.parametrize("submit_to", ["https://evil.example.org", "http://www.mturk.com",
+                                       "https://www.mturk.com.evil.example.org"])
+def test_a_foreign_turk_submit_to_is_refused_and_starts_nothing(client, continuation, submit_to):
+    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H", "turkSubmitTo": submit_to}
+    for response in (client.get(entry(continuation.slug), params),
+                     client.post(entry(continuation.slug), params)):
+        assert response.status_code == 400
+        assert b"not from Mechanical Turk" in response.content
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
 
 
 def test_consent_is_required_and_recorded(client, owner):
@@ -127,7 +134,7 @@ def test_consent_is_required_and_recorded(client, owner):
 
 def test_intake_is_asked_once_and_stored(client, owner):
     campaign = make_campaign(owner=owner, intake_questions=INTAKE, items_per_assignment=1,
-                             max_assignments_per_worker=None)
+                             max_assignments_per_worker=2)
     make_items(campaign, 3)
     page = client.get(entry(campaign.slug), PROLIFIC).content.decode()
     assert "Language Region" in page and 'name="q-age"' in page
@@ -140,7 +147,7 @@ def test_intake_is_asked_once_and_stored(client, owner):
     assert assignment.worker.intake == {"age": "25-34", "language_region": "Leeds"}
     response = client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
     assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
-    page = client.get(entry(campaign.slug), PROLIFIC).content.decode()
+    page = client.get(entry(campaign.slug), {**PROLIFIC, "more": "1"}).content.decode()
     assert 'name="q-age"' not in page  # asked once per worker
     second = start(client, campaign)
     assert second != assignment
@@ -160,20 +167,39 @@ def test_the_worker_limit_is_a_polite_page(client, continuation):
     assignment = start(client, continuation)
     response = client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
     assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    # The same participant starting again gets their done page (the same code) ...
     response = client.post(entry(continuation.slug), PROLIFIC)
+    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    # ... and one asking for more is told the limit politely.
+    response = client.post(entry(continuation.slug), {**PROLIFIC, "more": "1"})
     assert response.status_code == 409
     assert b"Thank you" in response.content
 
 
-def test_csrf_is_enforced_on_start(continuation):
+def _form_key(html: str) -> str:
+    return re.search(r'name="form_key" value="([^"]+)"', html).group(1)
+
+
+def test_the_start_form_needs_its_key_and_no_cookie(continuation):
     from django.test import Client
 
     strict = Client(enforce_csrf_checks=True)
-    assert strict.post(entry(continuation.slug), PROLIFIC).status_code == 403
-    page = strict.get(entry(continuation.slug), PROLIFIC)
-    token = page.cookies["csrftoken"].value
-    response = strict.post(entry(continuation.slug), {**PROLIFIC, "csrfmiddlewaretoken": token})
+    response = strict.post(entry(continuation.slug), PROLIFIC)
+    assert response.status_code == 403 and b"expired" in response.content
+    assert not Assignment.objects.exists()
+    key = _form_key(strict.get(entry(continuation.slug), PROLIFIC).content.decode())
+    # A key made for another participant does not start this one.
+    other = _form_key(strict.get(entry(continuation.slug),
+                                 {**PROLIFIC, "PROLIFIC_PID": "someone-else"}).content.decode())
+    assert strict.post(entry(continuation.slug), {**PROLIFIC, "form_key": other}).status_code == 403
+    # A browser that stores no cookie at all (a cross-site frame) still starts.
+    cookieless = Client(enforce_csrf_checks=True)
+    response = cookieless.post(entry(continuation.slug), {**PROLIFIC, "form_key": key})
     assert response.status_code == 302
+    assert "csrftoken" not in cookieless.cookies
+
+
+MTURK_ANCESTORS = "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com"
 
 
 def test_only_mturk_may_frame_the_worker_pages(client, continuation):
@@ -181,8 +207,30 @@ def test_only_mturk_may_frame_the_worker_pages(client, continuation):
               "turkSubmitTo": "https://www.mturk.com"}
     response = client.get(entry(continuation.slug), params)
     assert "X-Frame-Options" not in response.headers
-    csp = response.headers["Content-Security-Policy"]
-    assert "frame-ancestors 'self' https://www.mturk.com https://workersandbox.mturk.com" in csp
-    assert 'target="_blank"' in response.content.decode()  # the own-tab fallback
+    assert MTURK_ANCESTORS in response.headers["Content-Security-Policy"]
     assignment = start(client, continuation, params=params)
-    assert "frame-ancestors" in client.get(item_url(assignment)).headers["Content-Security-Policy"]
+    assert MTURK_ANCESTORS in client.get(item_url(assignment)).headers["Content-Security-Policy"]
+
+
+@pytest.mark.parametrize("path", ["/c/no-such-study/", "/a/no-such-token/1/",
+                                  "/a/no-such-token/done/"])
+def test_worker_error_pages_may_be_framed_by_mturk_too(client, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert "X-Frame-Options" not in response.headers
+    assert MTURK_ANCESTORS in response.headers["Content-Security-Policy"]
+
+
+def test_worker_pages_refuse_a_form_without_its_key_inside_the_frame_too(continuation):
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post(entry(continuation.slug), PROLIFIC)
+    assert response.status_code == 403
+    assert "X-Frame-Options" not in response.headers
+    assert MTURK_ANCESTORS in response.headers["Content-Security-Policy"]
+
+
+def test_no_other_page_may_be_framed(client):
+    response = client.get("/admin/login/")
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]

@@ -222,15 +222,28 @@ def test_an_expired_assignment_shows_a_clear_page(client, continuation):
     assert not Annotation.objects.exists()
 
 
-def test_csrf_is_enforced_on_answers(continuation):
+def _form_key(html: str) -> str:
+    import re
+
+    return re.search(r'name="form_key" value="([^"]+)"', html).group(1)
+
+
+def test_answers_need_the_form_key_of_their_assignment_and_no_cookie(continuation):
     strict = Client(enforce_csrf_checks=True)
-    page = strict.get(reverse("campaigns:entry", args=[continuation.slug]), {"PROLIFIC_PID": "p"})
-    token = page.cookies["csrftoken"].value
-    response = strict.post(reverse("campaigns:entry", args=[continuation.slug]),
-                           {"PROLIFIC_PID": "p", "csrfmiddlewaretoken": token})
-    url = response["Location"]
+    entry_url = reverse("campaigns:entry", args=[continuation.slug])
+    key = _form_key(strict.get(entry_url, {"PROLIFIC_PID": "p"}).content.decode())
+    url = strict.post(entry_url, {"PROLIFIC_PID": "p", "form_key": key})["Location"]
+    other_url = strict.post(entry_url, {"PROLIFIC_PID": "q", "form_key": _form_key(
+        strict.get(entry_url, {"PROLIFIC_PID": "q"}).content.decode())})["Location"]
+    item_key = _form_key(strict.get(url).content.decode())
     assert strict.post(url, VALID_CONTINUATION).status_code == 403
-    assert strict.post(url, {**VALID_CONTINUATION, "csrfmiddlewaretoken": token}).status_code == 302
+    # another assignment's key does not fit
+    other_key = _form_key(strict.get(other_url).content.decode())
+    assert strict.post(url, {**VALID_CONTINUATION, "form_key": other_key}).status_code == 403
+    assert not Annotation.objects.exists()
+    cookieless = Client(enforce_csrf_checks=True)
+    assert cookieless.post(url, {**VALID_CONTINUATION, "form_key": item_key}).status_code == 302
+    assert Annotation.objects.count() == 1
 
 
 def test_pages_load_only_same_origin_static_scripts(client, rubric_campaign):

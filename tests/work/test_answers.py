@@ -70,8 +70,24 @@ def test_a_repeated_submit_updates_the_one_annotation(assignment):
     second = submit(assignment, answers={"coherence": 1, "sentiment": 1}, seconds=9)
     assert first.pk == second.pk
     stored = Annotation.objects.get()
-    assert stored.answers == {"coherence": 1, "sentiment": 1} and stored.seconds_spent == 9
+    assert stored.answers == {"coherence": 1, "sentiment": 1}
+    assert stored.seconds_spent == 2.5 + 9 and stored.seconds_first == 2.5
     assert stored.item.annotations_done == 1
+
+
+def test_a_resave_adds_its_time_and_keeps_the_first_time_on_task(assignment):
+    submit(assignment, seconds=3.4)
+    submit(assignment, answers={"coherence": 2, "sentiment": 5}, seconds=0.23)
+    stored = Annotation.objects.get()
+    assert stored.seconds_first == 3.4
+    assert stored.seconds_spent == pytest.approx(3.63)
+
+
+def test_a_resave_without_a_timer_keeps_the_time_on_task(assignment):
+    submit(assignment, seconds=3.4)
+    submit(assignment, seconds=None)
+    stored = Annotation.objects.get()
+    assert stored.seconds_spent == 3.4 and stored.seconds_first == 3.4
 
 
 def test_a_double_click_stores_one_annotation(assignment):

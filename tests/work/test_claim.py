@@ -26,7 +26,7 @@ ANSWERS = {"coherence": 4, "sentiment": 2}
 
 
 def worker(campaign, name="w1"):
-    return worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
+    return worker_get_or_create(campaign=campaign, platform="link", platform_id=name)
 
 
 def claim(campaign, name="w1", **kwargs):

@@ -59,7 +59,7 @@ def work_until_done(campaign, name):
     """A worker loop: claim, answer every item (the last save hands in), until there is no
     work left."""
     def loop():
-        worker = worker_get_or_create(campaign=campaign, platform="prolific", platform_id=name)
+        worker = worker_get_or_create(campaign=campaign, platform="link", platform_id=name)
         while True:
             try:
                 assignment = assignment_claim(campaign=campaign, worker=worker)
@@ -67,7 +67,7 @@ def work_until_done(campaign, name):
                     saved = annotation_submit(assignment=assignment, position=position,
                                               answers=ANSWERS, seconds_spent=1)
                 assert saved.handed_in
-            except NoWorkAvailable:
+            except (NoWorkAvailable, NotLive):  # nothing left, or the full campaign closed
                 return
             except Conflict:
                 continue  # the twin tab submitted this assignment first: claim again
@@ -93,6 +93,8 @@ def test_many_workers_at_once_fill_every_item_exactly_k_times(owner):
     assert not repeated.exists()
     assert not Assignment.objects.filter(status="active").exists()
     assert not Item.objects.filter(control="attention").exclude(slots_taken=0).exists()
+    campaign.refresh_from_db()
+    assert campaign.status == "closed"  # the last hand-in closed the full campaign
 
 
 def test_one_worker_in_many_tabs_never_passes_the_assignment_limit(owner):
