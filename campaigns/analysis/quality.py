@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from . import ATTENTION_FAILURES_TO_FLAG
+
 
 @dataclass(frozen=True)
 class QualityRules:
-    attention_failures_to_flag: int = 2  # crowd-platform policy: never flag on one failure
+    attention_failures_to_flag: int = ATTENTION_FAILURES_TO_FLAG
     min_gold_accuracy: float = 0.5  # flagged below this, once the worker has min_gold items
     min_gold: int = 2
     too_fast_fraction: float = 0.25  # median seconds below this share of the typical worker's

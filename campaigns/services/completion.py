@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from django.utils.crypto import salted_hmac
 
+from ..analysis import ATTENTION_FAILURES_TO_FLAG
 from ..models import Annotation, Assignment, Campaign, Item, Worker
 
 __all__ = ["CODE_LENGTH", "FAILED_CHECKS_TO_FLAG", "PROLIFIC_COMPLETE_URL",
@@ -21,8 +22,7 @@ __all__ = ["CODE_LENGTH", "FAILED_CHECKS_TO_FLAG", "PROLIFIC_COMPLETE_URL",
 
 CODE_LENGTH = 12  # base32 (A-Z, 2-7; no 0/1/8/9 to confuse): 60 bits, short enough to type
 _SALT = "campaigns.completion_code"
-# Prolific lets a researcher reject a submission only for two or more failed attention checks.
-FAILED_CHECKS_TO_FLAG = 2
+FAILED_CHECKS_TO_FLAG = ATTENTION_FAILURES_TO_FLAG
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
