@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from playwright.sync_api import expect
 
 from campaigns.models import Annotation, Assignment, Campaign, Item
 from campaigns.services.seeds import seed_campaigns_load
@@ -67,6 +68,20 @@ def test_the_done_page_returns_a_prolific_participant_by_itself(page, live_serve
     assert page.locator("#completion-code").inner_text() == movie.completion_code
     # No click: after the pause the page goes to Prolific with the study's code.
     page.wait_for_url(f"{COMPLETE}*", timeout=10_000)
+    assert prolific_visits == [f"{COMPLETE}?cc={movie.completion_code}"]
+
+
+def test_a_participant_can_stop_the_automatic_return_and_go_when_ready(page, live_server, movie,
+                                                                         prolific_visits):
+    page.goto(f"{live_server.url}/c/movie-continuation/?{PROLIFIC}")
+    start(page)
+    answer_and_save(page)
+    page.get_by_role("button", name="Stay on this page").click()
+    expect(page.locator("#return-status")).to_contain_text("You stay on this page")
+    page.wait_for_timeout(5_000)  # longer than the pause: nothing moves the page on
+    assert page.url.endswith("/done/") and prolific_visits == []
+    page.locator("#completion-link").click()
+    page.wait_for_url(f"{COMPLETE}*")
     assert prolific_visits == [f"{COMPLETE}?cc={movie.completion_code}"]
 
 

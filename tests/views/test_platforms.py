@@ -77,8 +77,11 @@ def test_the_done_page_sends_a_prolific_participant_back_by_itself(client, study
         client.post(item_url(assignment, position), VALID_CONTINUATION)
     html = client.get(done(assignment)).content.decode()
     url = "https://app.prolific.com/submissions/complete?cc=DONE123"
-    assert f'<meta http-equiv="refresh" content="4; url={url}">' in html
-    assert f'href="{url}"' in html  # the button, should the redirect not happen
+    # campaigns/done.js follows the button after the pause, which "Stay on this page" stops
+    # (a meta refresh could not be stopped); the link works without any script.
+    assert f'href="{url}" id="completion-link" rel="noreferrer" data-return-after="4"' in html
+    assert 'src="/static/campaigns/done.js"' in html
+    assert 'http-equiv="refresh"' not in html
     assert "<script>" not in html
 
 
@@ -89,7 +92,8 @@ def test_a_prolific_participant_of_a_campaign_without_a_redirect_url_goes_to_pro
     assignment = start(client, campaign)
     client.post(item_url(assignment), VALID_CONTINUATION)
     html = client.get(done(assignment)).content.decode()
-    assert 'url=https://app.prolific.com/submissions/complete?cc=ABC"' in html
+    assert 'href="https://app.prolific.com/submissions/complete?cc=ABC" id="completion-link"' in html
+    assert "data-return-after=" in html
 
 
 def test_two_failed_attention_checks_give_the_studys_failed_checks_code(client, owner):
