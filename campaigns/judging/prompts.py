@@ -13,6 +13,8 @@ import json
 from typing import Any
 
 from django.template import Context, Engine, Template, TemplateSyntaxError
+from django.template.defaulttags import DebugNode
+from django.template.loader_tags import ExtendsNode, IncludeNode
 
 from ..schema import TaskSchema
 from ..schema.kinds.lines import split_segments
@@ -21,9 +23,11 @@ ENGINE = Engine(dirs=[], app_dirs=False, loaders=[], libraries={}, autoescape=Fa
                 string_if_invalid="", debug=False)
 
 PREAMBLE = (
-    "You are an annotator in a human evaluation study. Read the instructions the human "
-    "annotators were given, then the item, and answer every question as a careful annotator "
-    "would, following the instructions and the scales exactly."
+    "You are an expert annotator in a human evaluation study of generated text. Below are the "
+    "instructions the human annotators were given, the item to judge and the questions they "
+    "answered. Answer every question as a careful annotator would, following the instructions "
+    "and the scales exactly. Where the instructions mention the web page (sliders, buttons, "
+    "clicking), give the same judgment in the JSON answer described at the end instead."
 )
 
 
@@ -31,11 +35,20 @@ class PromptTemplateInvalid(ValueError):
     """The researcher's template does not compile; the message names the problem."""
 
 
+# Tags the engine cannot leave out (built in) that would read files or dump the context.
+FORBIDDEN_NODES = {IncludeNode: "{% include %}", ExtendsNode: "{% extends %}",
+                   DebugNode: "{% debug %}"}
+
+
 def compile_template(text: str) -> Template:
     try:
-        return ENGINE.from_string(text)
+        template = ENGINE.from_string(text)
     except TemplateSyntaxError as exc:
         raise PromptTemplateInvalid(f"the prompt template does not compile: {exc}") from None
+    for node, tag in FORBIDDEN_NODES.items():
+        if template.nodelist.get_nodes_by_type(node):
+            raise PromptTemplateInvalid(f"{tag} is not available in a prompt template")
+    return template
 
 
 def _literal(text: str) -> str:

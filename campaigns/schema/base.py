@@ -233,8 +233,12 @@ def prompt_heading(question: BaseQuestion) -> str:
 
 def described(value: Any, label: str, description: str = "") -> str:
     """A scale entry as a judge reads it: `- 3 = okay: description`."""
-    label = label if label != str(value) else ""
-    text = f"- {value}" + (f" = {label}" if label else "")
+    value = str(value)
+    if label.startswith(value):  # "5 (high)" reads "- 5 (high)", not "- 5 = 5 (high)"
+        label = label[len(value):].strip()
+    text = f"- {value}"
+    if label:
+        text += f" {label}" if label.startswith("(") else f" = {label}"
     return text + (f": {description}" if description else "")
 
 

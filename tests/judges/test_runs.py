@@ -2,7 +2,6 @@
 import json
 
 import pytest
-
 from django.db import connection
 
 from campaigns.models import Annotation, JudgeOutput, JudgeRun, Worker
@@ -59,7 +58,7 @@ def test_a_full_run_over_a_seed_campaign_stores_every_answer_as_the_judges_annot
     outputs = JudgeOutput.objects.filter(judge__campaign=campaign)
     assert outputs.filter(failed=False, annotation__isnull=False).count() == items
     sent = {o.item.external_id: o for o in outputs.select_related("item")}
-    for prompt, body in zip(server.prompts(), server.bodies, strict=True):
+    for _prompt, body in zip(server.prompts(), server.bodies, strict=True):
         assert body["model"] == "standin-1" and body["temperature"] == 0
         assert body["response_format"]["type"] == "json_schema"
     one = outputs.select_related("annotation", "item").first()

@@ -131,6 +131,8 @@ class SliderQuestion(BaseQuestion):
         return text
 
     def prompt_answer(self, item_data: dict | None) -> str:
+        if self.json_schema(item_data)["type"] == "integer" and self.step == 1:
+            return f"a whole number from {self.min:g} to {self.max:g}"
         return f"a number from {self.min:g} to {self.max:g} (a multiple of {self.step:g})"
 
     def json_schema(self, item_data: dict | None) -> dict:
