@@ -81,8 +81,9 @@ def judge_problems(values: dict[str, Any]) -> dict[str, str]:
     """Every problem of a judge's settings, keyed by field ({} when they are fine)."""
     problems: dict[str, str] = {}
     name = values.get("name")
-    if not isinstance(name, str) or not name.strip() or len(name) > 200:
-        problems["name"] = "a name of 1-200 characters"
+    if (not isinstance(name, str) or not name.strip() or len(name) > 200
+            or any(c == "/" or ord(c) < 32 for c in name)):
+        problems["name"] = "a name of 1-200 characters without slashes (it is part of URLs)"
     url = values.get("base_url") or ""
     if not isinstance(url, str) or (url and not url.startswith(("http://", "https://"))):
         problems["base_url"] = "an http:// or https:// base URL (or empty for the local setting)"
