@@ -21,6 +21,9 @@ PERMISSIONS = {
     "annotation": ("view",),
     "exportjob": ("view", "add", "delete"),
     "deletionrecord": ("view",),
+    "judge": ("view", "add", "change", "delete"),
+    "judgerun": ("view",),
+    "judgeoutput": ("view",),
 }
 
 
