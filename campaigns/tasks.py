@@ -9,7 +9,7 @@ from .services.exports import (
     export_job_run,
     export_jobs_sweep_stale,
 )
-from .services.judges import judge_run_execute
+from .services.judges import judge_run_execute, judge_runs_sweep_stale
 from .work import assignments_expire
 
 
@@ -46,3 +46,9 @@ def task_judge_run(*, run_id: int) -> None:
     """Run an LLM judge over its scope; the state lives on the JudgeRun row. A re-delivered
     run (a worker killed mid-run) asks only for what no attempt stored."""
     judge_run_execute(run_id=run_id)
+
+
+@app.task(name="campaigns.judge_sweep_stale", ignore_result=True)
+def task_judge_sweep_stale() -> int:
+    """Periodic (celery beat): queue again the judge runs whose heartbeat stopped."""
+    return judge_runs_sweep_stale()

@@ -14,6 +14,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -69,7 +70,12 @@ PARAMETERS = {"temperature": (float, 0, 2), "top_p": (float, 0, 1),
 LIMITS = {"samples": (1, 20), "concurrency": (1, 64), "requests_per_minute": (1, 100_000),
           "max_attempts": (1, 10)}
 ITEMS_PER_BATCH = 500  # prompts rendered and checked against stored outputs at a time
-FLUSH_EVERY, FLUSH_SECONDS = 200, 1.0  # store results this often (a crash loses no more)
+# Store results this often: a worker killed mid-run loses at most the answers received since
+# the last store (asked again by the resumed run); storing each alone would cost a
+# transaction per output.
+FLUSH_EVERY, FLUSH_SECONDS = 200, 0.25
+IDLE_BEAT_SECONDS = 2.0
+MAX_RUN_ATTEMPTS = 5
 ACTIVE = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 ENQUEUE_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 
@@ -144,6 +150,19 @@ def judge_create(*, campaign: Campaign, **values: Any) -> Judge:
     if Judge.objects.filter(campaign=campaign, name=values["name"]).exists():
         raise Conflict(f"This campaign already has a judge named {values['name']!r}.")
     return Judge.objects.create(campaign=campaign, **values)
+
+
+DEMO_JUDGE = "local-llm"
+
+
+def judge_demo_ensure(*, campaign: Campaign) -> tuple[Judge, bool]:
+    """The demo's judge: no base URL of its own, so it uses LLM_JUDGE_LOCAL_URL, which is
+    unset by default: nothing is called until someone points it at a local server."""
+    return Judge.objects.get_or_create(
+        campaign=campaign, name=DEMO_JUDGE,
+        defaults={"base_url": "", "model": getattr(settings, "LLM_JUDGE_LOCAL_MODEL", ""),
+                  "parameters": {"temperature": 0, "max_tokens": 1024, "seed": 1},
+                  "concurrency": 2, "requests_per_minute": 120})
 
 
 # --- runs: start, cancel, resume ---------------------------------------------------------------
@@ -242,6 +261,27 @@ def judge_run_resume(*, run: JudgeRun, enqueue: bool = True) -> JudgeRun:
     return run
 
 
+def judge_runs_sweep_stale(*, older_than: timedelta | None = None) -> int:
+    """Queue again the running runs whose heartbeat stopped (their worker died); a run that
+    was claimed MAX_RUN_ATTEMPTS times fails. Returns how many were queued."""
+    older_than = older_than if older_than is not None else timedelta(
+        seconds=settings.LLM_JUDGE_STALE_SECONDS)
+    stale = JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING,
+                                    heartbeat_at__lt=timezone.now() - older_than)
+    queued = 0
+    for run in stale:
+        if run.attempts >= MAX_RUN_ATTEMPTS:
+            _finish(run, JudgeRun.Status.FAILED, f"gave up after {run.attempts} attempts: the "
+                    "run's worker stopped each time (killed, restarted or out of memory)")
+            continue
+        # Conditional on the attempt seen: a run that came back to life is left alone.
+        if JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING,
+                                   attempts=run.attempts).update(status=JudgeRun.Status.QUEUED):
+            judge_run_enqueue(run=run)
+            queued += 1
+    return queued
+
+
 def _finish(run: JudgeRun, status: str, error: str = "", attempt: int | None = None) -> bool:
     rows = JudgeRun.objects.filter(pk=run.pk, status__in=ACTIVE)
     if attempt is not None:
@@ -325,7 +365,7 @@ class _Runner:
             max_backoff=settings.LLM_JUDGE_MAX_BACKOFF_SECONDS,
             limiter=RateLimiter(self.judge.requests_per_minute), stop=self.stop)
         self.buffer: list[_Result] = []
-        self.flushed_at = time.monotonic()
+        self.flushed_at = self.beat_at = time.monotonic()
         self.store = _Store(self.judge)
 
     # The run's thread: plan units, keep the pool busy, store results, watch for a stop.
@@ -490,8 +530,8 @@ class _Runner:
             failed = sum(1 for r in results if r.values is None
                          and r.outputs and r.outputs[-1]["attempt"] >= self.judge.max_attempts)
             self._count(done=done, failed=failed, results=results)
-        else:
-            self._count()
+        elif time.monotonic() - self.beat_at >= IDLE_BEAT_SECONDS:
+            self._count()  # the heartbeat, and a look for a cancel, while answers are slow
 
     def _count(self, *, done: int = 0, failed: int = 0, results: list[_Result] = ()) -> None:
         outputs = [o for r in results for o in r.outputs]
@@ -502,6 +542,7 @@ class _Runner:
             completion_tokens=F("completion_tokens")
             + sum(o["completion_tokens"] or 0 for o in outputs),
             heartbeat_at=timezone.now())
+        self.beat_at = time.monotonic()
         status = JudgeRun.objects.filter(pk=self.run.pk).values_list("status", flat=True).first()
         if not updated or status != JudgeRun.Status.RUNNING:
             self.stop.set()  # cancelled, or a newer attempt took over
