@@ -67,7 +67,7 @@ logger = logging.getLogger(__name__)
 PARAMETERS = {"temperature": (float, 0, 2), "top_p": (float, 0, 1),
               "max_tokens": (int, 1, 200_000), "seed": (int, -(2**31), 2**31 - 1),
               "presence_penalty": (float, -2, 2), "frequency_penalty": (float, -2, 2)}
-LIMITS = {"samples": (1, 20), "concurrency": (1, 64), "requests_per_minute": (1, 100_000),
+LIMITS = {"samples": (1, 20), "concurrency": (1, 64), "requests_per_minute": (1, 1_000_000),
           "max_attempts": (1, 10)}
 ITEMS_PER_BATCH = 500  # prompts rendered and checked against stored outputs at a time
 # Store results this often: a worker killed mid-run loses at most the answers received since
