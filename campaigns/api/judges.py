@@ -21,6 +21,8 @@ from .serializers import StorableJSONField, StrictInput, validated
 
 
 class JudgeInfoOutput(serializers.ModelSerializer):
+    base_url = serializers.CharField(help_text="The judge's own base URL; '' means the "
+                                     "LLM_JUDGE_LOCAL_URL setting.")
     endpoint = serializers.SerializerMethodField(help_text="The base URL requests go to ('' "
                                                  "when neither the judge nor the setting names "
                                                  "one: runs are refused).")

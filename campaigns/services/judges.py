@@ -18,6 +18,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import transaction
 from django.db.models import Count, F, Max, Q
 from django.utils import timezone
@@ -69,6 +71,7 @@ PARAMETERS = {"temperature": (float, 0, 2), "top_p": (float, 0, 1),
               "presence_penalty": (float, -2, 2), "frequency_penalty": (float, -2, 2)}
 LIMITS = {"samples": (1, 20), "concurrency": (1, 64), "requests_per_minute": (1, 1_000_000),
           "max_attempts": (1, 10)}
+URL_CHECK = URLValidator(schemes=["http", "https"])
 ITEMS_PER_BATCH = 500  # prompts rendered and checked against stored outputs at a time
 # Store results this often: a worker killed mid-run loses at most the answers received since
 # the last store (asked again by the resumed run); storing each alone would cost a
@@ -91,7 +94,10 @@ def judge_problems(values: dict[str, Any]) -> dict[str, str]:
             or any(c == "/" or ord(c) < 32 for c in name)):
         problems["name"] = "a name of 1-200 characters without slashes (it is part of URLs)"
     url = values.get("base_url") or ""
-    if not isinstance(url, str) or (url and not url.startswith(("http://", "https://"))):
+    try:
+        if url:
+            URL_CHECK(url)
+    except ValidationError:
         problems["base_url"] = "an http:// or https:// base URL (or empty for the local setting)"
     model = values.get("model")
     if not isinstance(model, str) or not model.strip() or len(model) > 200:
@@ -251,7 +257,9 @@ def judge_run_resume(*, run: JudgeRun, enqueue: bool = True) -> JudgeRun:
             raise Conflict("Another run of this judge is queued or running.")
         changed = JudgeRun.objects.filter(
             pk=run.pk, status__in=(JudgeRun.Status.CANCELLED, JudgeRun.Status.FAILED)
-        ).update(status=JudgeRun.Status.QUEUED, error="", finished_at=None, attempts=0)
+        # `attempts` goes on counting: a cancelled attempt still finishing its requests in
+        # flight sees a newer attempt at its next store and stops there.
+        ).update(status=JudgeRun.Status.QUEUED, error="", finished_at=None)
         run.refresh_from_db()
         if not changed:
             raise Conflict(f"The run is {run.status}; only a cancelled or failed run can be "

@@ -233,3 +233,31 @@ def test_samples_are_separate_annotations_and_the_estimate_counts_them(seeds, st
     again = judge_run_start(judge=judge, scope={"sample": 3}, enqueue=False)
     assert again.estimate["to_request"] == 0 and again.estimate["stored"] == 6
     assert server.requests == 6
+
+
+def test_a_system_scope_judges_only_that_systems_items(seeds, standin):
+    campaign = seeds["translation-acceptability"]
+    system = campaign.items.exclude(system="").values_list("system", flat=True).first()
+    server = standin()
+    run = _run(_judge(campaign, server), {"system": system})
+    assert run.total == run.done == campaign.items.filter(system=system).count() > 0
+    judged = Annotation.objects.filter(worker__platform="llm")
+    assert set(judged.values_list("item__system", flat=True)) == {system}
+
+
+def test_a_run_whose_heartbeat_stopped_is_queued_again_and_finishes(seeds, standin):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from campaigns.services.judges import judge_runs_sweep_stale
+
+    server = standin()
+    judge = _judge(seeds["movie-continuation"], server)
+    run = judge_run_start(judge=judge, scope={"sample": 3}, enqueue=False)
+    JudgeRun.objects.filter(pk=run.pk).update(
+        status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1))
+    assert judge_runs_sweep_stale() == 1  # eager here: the re-queued run runs at once
+    run.refresh_from_db()
+    assert (run.status, run.done, run.attempts) == ("done", 3, 2)
+    assert judge_runs_sweep_stale() == 0
