@@ -116,3 +116,62 @@ def test_a_template_sees_only_the_item_and_the_campaign(all_seeds, settings):
                                              "{{ campaign.owner }}{{ item.data }}]")
     assert judge_prompt_preview(judge, campaign.items.first()).prompt == "[]\n"
     assert Judge.objects.count() == 1 and not Annotation.objects.exists()
+
+
+def _realdata():
+    from tests import shared_data
+    return shared_data.SHARED / "realdata"
+
+
+def test_the_translation_schema_validates_the_published_da_scores_of_the_seed_items(all_seeds):
+    """Seed 004's items are MLQE-PE en-de rows; their raters' 0-100 scores, imported as past
+    human results, are stored answers the generated JSON Schema must accept."""
+    import ast
+
+    import pandas as pd
+
+    from campaigns.services.judgments import JudgmentRow, judgments_import
+    from tests.shared_data import require
+
+    folder = _realdata() / "translation_da"
+    require(folder)
+    campaign = all_seeds["translation-acceptability"]
+    scores = {}
+    for name, prefix, key in (("mlqe-pe_en-de_test20.ende.df.short_first300.tsv", "ende", "index"),
+                              ("mlqe-pe_ru-en_test20.ruen.df.short_first200.tsv", "ruen", "segid")):
+        table = pd.read_csv(folder / name, sep="\t", keep_default_na=False)
+        scores.update({f"mlqe-{prefix}-{i}": ast.literal_eval(s) for i, s in zip(
+            table[key], table["scores"], strict=True)})
+    ids = [i for i in campaign.items.values_list("external_id", flat=True) if i in scores]
+    assert len(ids) >= 20
+    rows = [JudgmentRow(n, item, f"rater{r}", repr({"acceptability": score}))
+            for n, (item, r, score) in enumerate(
+                ((i, r, s) for i in ids for r, s in enumerate(scores[i])), start=1)]
+    judgments_import(campaign=campaign, rows=rows, platform="account")
+    schema = parse_schema(campaign.schema)
+    stored = Annotation.objects.filter(campaign=campaign).select_related("item")
+    assert stored.count() == len(rows)
+    for annotation in stored:
+        jsonschema.validate(annotation.answers, answers_json_schema(schema, annotation.item.data))
+
+
+def test_the_rubric_schema_validates_the_published_expert_scores(all_seeds):
+    """Seed 003's rubric with the published experts' 15 criterion scores (realdata)."""
+    import pandas as pd
+
+    from tests.shared_data import require
+
+    folder = _realdata() / "comparative_rubric"
+    require(folder)
+    schema = parse_schema(all_seeds["comparative-rubric"].schema)
+    table = pd.read_csv(folder / "small_dataset_hum_evaluation.tsv", sep="\t",
+                        keep_default_na=False)
+    columns = [f"score_dict.{n}" for n in range(1, 16)]
+    json_schema = answers_json_schema(schema)
+    checked = 0
+    for values in table[columns].astype(float).to_numpy():
+        answers = validate_answers(schema, {"rubric": {f"C{n}": int(v) for n, v in enumerate(
+            values, start=1)}})
+        jsonschema.validate(answers, json_schema)
+        checked += 1
+    assert checked == len(table) >= 100
