@@ -181,6 +181,7 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "campaigns.expire_assignments", "schedule": 60.0},
     "sweep-stale-exports": {"task": "campaigns.export_sweep_stale", "schedule": 300.0},
+    "sweep-stale-judge-runs": {"task": "campaigns.judge_sweep_stale", "schedule": 300.0},
 }
 # Exports: rows per query/progress update, and when a running job without progress is lost.
 EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
@@ -188,6 +189,14 @@ EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
 EXPORT_SQL_PATH = env.bool("EXPORT_SQL_PATH", default=True)
 EXPORT_SQL_CHUNK_SIZE = env.int("EXPORT_SQL_CHUNK_SIZE", default=50_000)
 EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)
+# LLM judges: the endpoint of judges with an empty base URL (the demo's), unset so nothing is
+# called; a request's timeout; the longest backoff honoured (Retry-After or exponential).
+LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")
+LLM_JUDGE_LOCAL_MODEL = env.str("LLM_JUDGE_LOCAL_MODEL", default="llama3.1:8b")
+LLM_JUDGE_TIMEOUT_SECONDS = env.float("LLM_JUDGE_TIMEOUT_SECONDS", default=120.0)
+LLM_JUDGE_MAX_BACKOFF_SECONDS = env.float("LLM_JUDGE_MAX_BACKOFF_SECONDS", default=60.0)
+LLM_JUDGE_REQUEST_RETRIES = env.int("LLM_JUDGE_REQUEST_RETRIES", default=5)
+LLM_JUDGE_STALE_SECONDS = env.int("LLM_JUDGE_STALE_SECONDS", default=600)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

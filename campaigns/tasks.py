@@ -9,6 +9,7 @@ from .services.exports import (
     export_job_run,
     export_jobs_sweep_stale,
 )
+from .services.judges import judge_run_execute, judge_runs_sweep_stale
 from .work import assignments_expire
 
 
@@ -37,3 +38,17 @@ def task_export_run(*, job_id: int) -> None:
 def task_export_sweep_stale() -> int:
     """Periodic (celery beat): re-queue or fail export jobs whose heartbeat stopped."""
     return export_jobs_sweep_stale()
+
+
+@app.task(name="campaigns.judge_run", acks_late=True, ignore_result=True,
+          autoretry_for=TRANSIENT_ERRORS, retry_backoff=5, max_retries=MAX_ATTEMPTS - 1)
+def task_judge_run(*, run_id: int) -> None:
+    """Run an LLM judge over its scope; the state lives on the JudgeRun row. A re-delivered
+    run (a worker killed mid-run) asks only for what no attempt stored."""
+    judge_run_execute(run_id=run_id)
+
+
+@app.task(name="campaigns.judge_sweep_stale", ignore_result=True)
+def task_judge_sweep_stale() -> int:
+    """Periodic (celery beat): queue again the judge runs whose heartbeat stopped."""
+    return judge_runs_sweep_stale()

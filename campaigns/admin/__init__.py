@@ -7,6 +7,7 @@ from django.contrib import admin
 from .campaigns import CampaignAdmin
 from .exports import ExportJobAdmin
 from .items import ItemAdmin
+from .judges import JudgeAdmin, JudgeOutputAdmin, JudgeRunAdmin
 from .workers import AnnotationAdmin, AssignmentAdmin, DeletionRecordAdmin, WorkerAdmin
 
 admin.site.site_header = "Annotate: human-evaluation campaigns"
@@ -14,4 +15,5 @@ admin.site.site_title = "Annotate admin"
 admin.site.index_title = "Your campaigns"
 
 __all__ = ["AnnotationAdmin", "AssignmentAdmin", "CampaignAdmin", "DeletionRecordAdmin",
-           "ExportJobAdmin", "ItemAdmin", "WorkerAdmin"]
+           "ExportJobAdmin", "ItemAdmin", "JudgeAdmin", "JudgeOutputAdmin", "JudgeRunAdmin",
+           "WorkerAdmin"]

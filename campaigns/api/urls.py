@@ -3,7 +3,7 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import annotations, campaigns, errors, exports, items, judgments, progress, stats
+from . import annotations, campaigns, errors, exports, items, judges, judgments, progress, stats
 from .submissions import SubmissionListApi
 
 app_name = "api"
@@ -37,6 +37,15 @@ urlpatterns = [
     path(f"{CAMPAIGN}exports/<int:job_id>/download/", exports.ExportDownloadApi.as_view(),
          name="exports-download"),
     path(f"{CAMPAIGN}submissions/", SubmissionListApi.as_view(), name="submissions"),
+    path(f"{CAMPAIGN}judges/", judges.JudgeListCreateApi.as_view(), name="judges"),
+    path(f"{CAMPAIGN}judges/<str:name>/runs/", judges.JudgeRunListCreateApi.as_view(),
+         name="judge-runs"),
+    path(f"{CAMPAIGN}judges/<str:name>/runs/<int:run_id>/", judges.JudgeRunDetailApi.as_view(),
+         name="judge-run"),
+    path(f"{CAMPAIGN}judges/<str:name>/runs/<int:run_id>/cancel/",
+         judges.JudgeRunCancelApi.as_view(), name="judge-run-cancel"),
+    path(f"{CAMPAIGN}judges/<str:name>/runs/<int:run_id>/resume/",
+         judges.JudgeRunResumeApi.as_view(), name="judge-run-resume"),
     # Last: any other /api/ path is a JSON 404, not Django's HTML page.
     re_path(r"^.*$", errors.not_found),
 ]

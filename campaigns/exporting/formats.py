@@ -9,6 +9,7 @@ import orjson
 
 from .cells import formula_in_csv, neutralise
 from .columns import ANSWERS, LONG_COLUMNS, ColumnPlan
+from .source import judge_details
 
 BOOL_TEXT = {True: "true", False: "false", None: None}
 
@@ -103,11 +104,23 @@ class JsonlWriter(ExportWriter):
     def records(self, rows: list[tuple]) -> list[str]:
         # The answers are stored JSON: spliced in as read, never parsed and re-encoded.
         keys, meta, dumps = self.keys, self.plan.meta, orjson.dumps
+        judges = self._judges(rows)
         return [
             f'{dumps(dict(zip(keys, meta(row), strict=True))).decode()[:-1]},'
-            f'"answers":{row[ANSWERS]}}}'
+            f'{judges.get(row[0], "")}"answers":{row[ANSWERS]}}}'
             for row in rows
         ]
+
+    @staticmethod
+    def _judges(rows: list[tuple]) -> dict[int, str]:
+        """`"judge":{...},` for LLM judges' rows: name, and for a judge run's answers the
+        model, prompt hash and raw output (imported judgments have none)."""
+        llm = {row[0]: row[6] for row in rows if row[5] == "llm"}
+        details = judge_details(list(llm))
+        empty = {"model": None, "prompt_hash": None, "raw_output": None}
+        return {a: '"judge":' + orjson.dumps(details.get(a) or {"name": name, **empty}
+                                             ).decode() + ","
+                for a, name in llm.items()}
 
     def write_chunk(self, rows: list[tuple]) -> None:
         if rows:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from django.db.models import Count, F, Func, IntegerField, Max, QuerySet, TextField
 from django.db.models.functions import Cast
 
-from ..models import Annotation
+from ..models import Annotation, JudgeOutput
 from ..schema import TaskSchema
 from .columns import SOURCE_FIELDS, TIMESTAMP_FIELDS
 
@@ -110,3 +110,15 @@ def line_counts(scope: ExportScope, schema: TaskSchema) -> dict[str, int]:
         **{f"n{i}": Max(JsonArrayLength("answers", qid)) for i, qid in enumerate(ids)}
     )
     return {qid: found[f"n{i}"] or 0 for i, qid in enumerate(ids)}
+
+
+def judge_details(annotation_ids: list[int]) -> dict[int, dict]:
+    """For LLM-judge annotations made by a judge run: the judge, model, prompt hash and raw
+    output of the output that gave the stored answers (the latest valid one)."""
+    if not annotation_ids:
+        return {}
+    rows = (JudgeOutput.objects.filter(annotation_id__in=annotation_ids, failed=False)
+            .order_by("annotation_id", "-id").distinct("annotation_id")
+            .values_list("annotation_id", "judge__name", "model", "prompt_hash", "raw_output"))
+    return {a: {"name": name, "model": model, "prompt_hash": digest, "raw_output": raw}
+            for a, name, model, digest, raw in rows}

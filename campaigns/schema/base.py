@@ -217,6 +217,43 @@ class BaseQuestion(Strict):
         """The dashboard's distributions of this question."""
         return []
 
+    # --- LLM judges: the prompt section and the answer's JSON Schema ----------------------
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        """What a judge reads about this question: the question, its help and its scale
+        (points, levels, anchors, options), plus anything it needs from the item."""
+        raise NotImplementedError
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        """One line telling a judge what value to give under this question's key."""
+        raise NotImplementedError
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        """The JSON Schema of a stored answer (what validate_answer returns); item-dependent
+        parts (the number of lines) are fixed only when `item_data` is given."""
+        raise NotImplementedError
+
+
+def prompt_heading(question: BaseQuestion) -> str:
+    """The common head of a question's prompt section: key, question text and help."""
+    head = f'### "{question.id}": {question.text}'
+    if question.help:
+        head += f"\n{question.help}"
+    if not question.required:
+        head += "\n(Optional: leave the key out if it does not apply.)"
+    return head
+
+
+def described(value: Any, label: str, description: str = "") -> str:
+    """A scale entry as a judge reads it: `- 3 = okay: description`."""
+    value = str(value)
+    if label.startswith(value):  # "5 (high)" reads "- 5 (high)", not "- 5 = 5 (high)"
+        label = label[len(value):].strip()
+    text = f"- {value}"
+    if label:
+        text += f" {label}" if label.startswith("(") else f" = {label}"
+    return text + (f": {description}" if description else "")
+
 
 def require_distinct(values: list, what: str) -> None:
     """Raise ValueError naming the repeated values (options, points, criteria must be unique)."""

@@ -22,6 +22,9 @@ PERMISSIONS = {
     "exportjob": ("view", "add", "delete"),
     "deletionrecord": ("view",),
     "answermigration": ("view",),
+    "judge": ("view", "add", "change", "delete"),
+    "judgerun": ("view",),
+    "judgeoutput": ("view",),
 }
 
 

@@ -20,7 +20,7 @@ from schemathesis.checks import (
 )
 
 from annotate.wsgi import application
-from campaigns.models import ExportJob, Item
+from campaigns.models import ExportJob, Item, Judge, JudgeRun
 from tests.api.conftest import make_annotation, make_items
 from tests.factories import make_campaign
 
@@ -53,11 +53,16 @@ def world(owner):
     job = ExportJob.objects.create(campaign=campaign, requested_by=owner, status="done",
                                    file=name, rows_written=2, rows_total=2,
                                    finished_at=timezone.now())
+    # A judge whose endpoint nobody listens on (the discard port); in the test transaction a
+    # started run is never enqueued, so nothing is called either way.
+    judge = Judge.objects.create(campaign=campaign, name="fuzz-judge",
+                                 base_url="http://127.0.0.1:9/v1", model="m")
+    run = JudgeRun.objects.create(judge=judge, scope={"scope": "all"}, status="done")
     # As Django's test client does: requests must not close the test transaction's connection.
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     yield {"token": Token.objects.get_or_create(user=owner)[0].key,
-           "slug": campaign.slug, "job_id": job.pk}
+           "slug": campaign.slug, "job_id": job.pk, "name": judge.name, "run_id": run.pk}
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
     storages["exports"].delete(name)
@@ -70,8 +75,9 @@ def world(owner):
 def test_no_operation_answers_5xx_or_contradicts_its_schema(case, world):
     if "slug" in (case.path_parameters or {}):
         case.path_parameters["slug"] = world["slug"]
-    if "job_id" in (case.path_parameters or {}):
-        case.path_parameters["job_id"] = world["job_id"]
+    for key in ("job_id", "name", "run_id"):
+        if key in (case.path_parameters or {}):
+            case.path_parameters[key] = world[key]
     response = case.call(headers={"Authorization": f"Token {world['token']}"})
     TALLY[response.status_code] += 1
     case.validate_response(response, checks=CHECKS)

@@ -32,3 +32,20 @@ def test_running_it_twice_keeps_the_data(capsys):
     assert Item.objects.count() == items and Campaign.objects.count() == 5
     password = re.search(r"password: (\S+)", out).group(1)
     assert authenticate(username="admin", password=password) is not None
+
+
+def test_the_demo_ships_a_judge_per_campaign_that_calls_nothing_until_configured(capsys,
+                                                                                settings):
+    from campaigns.errors import Conflict
+    from campaigns.models import Judge
+    from campaigns.services.judges import judge_run_start
+
+    settings.LLM_JUDGE_LOCAL_URL = ""
+    out = run(capsys)
+    assert "endpoint off" in out
+    judges = Judge.objects.filter(name="local-llm")
+    assert judges.count() == 5 and {j.base_url for j in judges} == {""}
+    with pytest.raises(Conflict, match="LLM_JUDGE_LOCAL_URL"):
+        judge_run_start(judge=judges.first(), scope={"scope": "all"})
+    run(capsys)
+    assert Judge.objects.count() == 5

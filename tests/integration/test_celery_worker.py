@@ -180,3 +180,51 @@ def test_a_real_worker_runs_an_export_and_a_killed_one_never_leaves_it_running(
         child.send_signal(signal.SIGKILL)
     job = _wait_for(job, _finished, timeout=30)
     assert (job.status, job.attempts, job.rows_written) == ("done", 2, 3000)
+
+
+def test_a_real_worker_runs_a_judge_and_a_killed_one_is_resumed_without_asking_twice(
+    owner, start_worker
+):
+    from campaigns.models import JudgeOutput, JudgeRun
+    from campaigns.services.judges import judge_create, judge_run_start, judge_runs_sweep_stale
+    from tests.judges.conftest import valid_reply
+    from tests.judges.standin import Reply, StandIn
+
+    server = StandIn(lambda body, n: Reply(valid_reply(body, n).content, delay=0.15)).start()
+    try:
+        campaign = make_campaign(owner=owner)
+        Item.objects.bulk_create(Item(campaign=campaign, external_id=f"i{n}", slots_wanted=3,
+                                      data={"prompt": f"P{n}", "completion": f"C{n}"})
+                                 for n in range(40))
+        judge = judge_create(campaign=campaign, name="worker-judge", base_url=server.base_url,
+                             model="m", concurrency=2, requests_per_minute=60_000)
+        first = start_worker("judge-first")
+        run = judge_run_start(judge=judge, scope={"scope": "all"})  # no atomic: sent now
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            run.refresh_from_db()
+            if run.done >= 8:
+                break
+            time.sleep(0.02)
+        assert run.status == "running" and run.done >= 8, (run.status, run.error)
+        first.kill()
+        asked_before = server.requests
+        assert asked_before < 40
+
+        # The beat's sweep finds the run whose heartbeat stopped and queues it again.
+        assert judge_runs_sweep_stale(older_than=timedelta(0)) == 1
+        start_worker("judge-second")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            run.refresh_from_db()
+            if run.status in ("done", "failed"):
+                break
+            time.sleep(0.05)
+        assert (run.status, run.done, run.failed, run.attempts) == ("done", 40, 0, 2), run.error
+        assert JudgeOutput.objects.filter(judge=judge, failed=False).count() == 40
+        assert Annotation.objects.filter(worker__platform="llm").count() == 40
+        # Only answers received after the killed worker's last store are asked again.
+        assert server.requests - 40 <= 2 * 2 + 2
+        assert JudgeRun.objects.get(pk=run.pk).requests >= 40
+    finally:
+        server.close()

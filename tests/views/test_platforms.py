@@ -92,7 +92,8 @@ def test_a_prolific_participant_of_a_campaign_without_a_redirect_url_goes_to_pro
     assignment = start(client, campaign)
     client.post(item_url(assignment), VALID_CONTINUATION)
     html = client.get(done(assignment)).content.decode()
-    assert 'href="https://app.prolific.com/submissions/complete?cc=ABC" id="completion-link"' in html
+    url = "https://app.prolific.com/submissions/complete?cc=ABC"
+    assert f'href="{url}" id="completion-link"' in html
     assert "data-return-after=" in html
 
 

@@ -5,6 +5,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from campaigns.services.judges import DEMO_JUDGE, judge_demo_ensure
 from campaigns.services.researchers import researchers_group
 from campaigns.services.seeds import seed_campaigns_load
 
@@ -23,10 +24,14 @@ class Command(BaseCommand):
             user.save(update_fields=["password"])
         researchers_group()  # so `manage.py create_researcher` accounts work right away
         loaded = seed_campaigns_load(owner=user)
+        for campaign, _created in loaded:
+            judge_demo_ensure(campaign=campaign)
         base = settings.SITE_URL
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Demo ready."))
         self.stdout.write(f"  Admin:    {base}/admin/   user: admin   password: {password}")
         for campaign, _created in loaded:
             self.stdout.write(f"  Worker:   {base}/c/{campaign.slug}/   ({campaign.name})")
+        endpoint = settings.LLM_JUDGE_LOCAL_URL or "off (set LLM_JUDGE_LOCAL_URL to use it)"
+        self.stdout.write(f"  LLM judge: {DEMO_JUDGE} on every campaign; endpoint {endpoint}")
         self.stdout.write("")

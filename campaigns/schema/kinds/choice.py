@@ -12,6 +12,8 @@ from ..base import (
     MeasurementLevel,
     Option,
     choices,
+    described,
+    prompt_heading,
     require_distinct,
 )
 
@@ -48,3 +50,13 @@ class ChoiceQuestion(BaseQuestion):
 
     def dashboard_charts(self) -> list[ChartSpec]:
         return [ChartSpec(self.text, [(o.value, o.label) for o in self.options])]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        options = "\n".join(described(o.value, o.label, o.description) for o in self.options)
+        return f"{prompt_heading(self)}\nChoose one option:\n{options}"
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        return "one of the strings " + ", ".join(f'"{o.value}"' for o in self.options)
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        return {"type": "string", "enum": [o.value for o in self.options]}

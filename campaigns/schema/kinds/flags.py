@@ -14,6 +14,8 @@ from ..base import (
     MeasurementLevel,
     Option,
     as_text,
+    described,
+    prompt_heading,
     require_distinct,
     sql_text,
 )
@@ -143,3 +145,23 @@ class FlagsQuestion(BaseQuestion):
     def dashboard_charts(self) -> list[ChartSpec]:
         categories = [(o.value, o.label) for o in self.options]
         return [ChartSpec(self.text, categories + ([("other", "Other")] if self.other else []))]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        options = "\n".join(described(o.value, o.label, o.description) for o in self.options)
+        text = f"{prompt_heading(self)}\nSelect every reason that applies, or none:\n{options}"
+        if self.other:
+            text += f'\n"{self.other_label}": a short free-text reason no option covers.'
+        return text
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        values = ", ".join(f'"{o.value}"' for o in self.options)
+        other = ', "other": "<free text or empty>"' if self.other else ""
+        return f'{{"selected": [zero or more of {values}]{other}}}'
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        properties: dict = {"selected": {"type": "array", "uniqueItems": True, "items": {
+            "type": "string", "enum": [o.value for o in self.options]}}}
+        if self.other:
+            properties["other"] = {"type": "string", "maxLength": OTHER_MAX_LENGTH}
+        return {"type": "object", "properties": properties, "required": ["selected"],
+                "additionalProperties": False}

@@ -13,6 +13,8 @@ from ..base import (
     Point,
     as_int,
     choices,
+    described,
+    prompt_heading,
     require_distinct,
 )
 
@@ -59,3 +61,13 @@ class LikertQuestion(BaseQuestion):
         return [ChartSpec(self.text, [
             (str(p.value), f"{p.value} {p.label}" if p.label != str(p.value) else p.label)
             for p in self.points])]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        points = "\n".join(described(p.value, p.label, p.description) for p in self.points)
+        return f"{prompt_heading(self)}\nChoose one point of this scale:\n{points}"
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        return f"one of the integers {', '.join(str(v) for v in self.values)}"
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        return {"type": "integer", "enum": self.values}

@@ -22,8 +22,10 @@ from ..base import (
     Strict,
     as_text,
     choices,
+    described,
     dom_id,
     field_name,
+    prompt_heading,
     require_distinct,
     sql_text,
 )
@@ -283,3 +285,33 @@ class LinesQuestion(BaseQuestion):
 
     def dashboard_charts(self) -> list[ChartSpec]:
         return [ChartSpec(self.text, [(o.value, o.label) for o in self.options])]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        segments = self.segments(item_data)
+        numbered = "\n".join(f"{n}. {s}" for n, s in enumerate(segments, start=1))
+        options = "\n".join(described(o.value, o.label, o.description) for o in self.options)
+        text = (f"{prompt_heading(self)}\nThe {len(segments)} numbered segments of "
+                f'"{self.field}":\n{numbered}\nLabel each segment, in order, with one of:\n'
+                f"{options}")
+        if self.followup:
+            when = ", ".join(f'"{w}"' for w in self.followup.when)
+            text += (f'\nFor a segment labelled {when}, also give "{self.followup.id}": '
+                     f"{self.followup.text}")
+        return text
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        n = len(self.segments(item_data))
+        followup = f', "{self.followup.id}": "..." when asked' if self.followup else ""
+        return f'a list of {n} objects, one per segment in order: {{"label": "..."{followup}}}'
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        properties: dict = {"label": {"type": "string", "enum": [o.value for o in self.options]}}
+        if self.followup:
+            properties[self.followup.id] = {"type": "string",
+                                            "maxLength": self.followup.max_length}
+        schema: dict = {"type": "array", "items": {
+            "type": "object", "properties": properties, "required": ["label"],
+            "additionalProperties": False}}
+        if item_data is not None:
+            schema["minItems"] = schema["maxItems"] = len(self.segments(item_data))
+        return schema

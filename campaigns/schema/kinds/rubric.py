@@ -20,6 +20,7 @@ from ..base import (
     choices,
     dom_id,
     field_name,
+    prompt_heading,
     require_distinct,
     sql_text,
 )
@@ -201,3 +202,24 @@ class RubricQuestion(BaseQuestion):
             ChartSpec(f"{self.text} (total score)", [(("total", t), str(t)) for t in totals],
                       suffix=".total"),
         ]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        lines = [f"{prompt_heading(self)}\nScore every criterion within its range "
+                 f"({len(self.criteria)} criteria, {self.max_total} points in all):"]
+        for c in self.criteria:
+            lines.append(f'- "{c.id}" ({c.min}-{c.max} points): {c.text}')
+            lines += [f"    {lv.value}: {lv.description}"
+                      for lv in sorted(c.levels, key=lambda lv: lv.value)]
+        return "\n".join(lines)
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        keys = ", ".join(f'"{c.id}": {c.min}-{c.max}' for c in self.criteria)
+        return f"an object of integer points per criterion: {{{keys}}}"
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        properties = {c.id: {"type": "integer", "minimum": c.min, "maximum": c.max}
+                      for c in self.criteria}
+        # Stored answers carry the computed total; a judge need not give it.
+        properties["total"] = {"type": "integer"}
+        return {"type": "object", "properties": properties,
+                "required": [c.id for c in self.criteria], "additionalProperties": False}

@@ -16,6 +16,8 @@ from ..base import (
     Strict,
     as_number,
     as_text,
+    described,
+    prompt_heading,
 )
 
 BINS = 10  # the dashboard's distribution of answers
@@ -118,3 +120,29 @@ class SliderQuestion(BaseQuestion):
         bins = [(b, f"{self.min + b * width:g}–{self.min + (b + 1) * width:g}")
                 for b in range(BINS)]
         return [ChartSpec(self.text, bins)]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        text = (f"{prompt_heading(self)}\nGive a number from {self.min:g} to {self.max:g} "
+                f"in steps of {self.step:g}.")
+        if self.anchors:
+            anchors = "\n".join(described(f"{a.value:g}", a.label, a.description)
+                                 for a in self.anchors)
+            text += f" The scale's anchors:\n{anchors}"
+        return text
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        if self.json_schema(item_data)["type"] == "integer" and self.step == 1:
+            return f"a whole number from {self.min:g} to {self.max:g}"
+        return f"a number from {self.min:g} to {self.max:g} (a multiple of {self.step:g})"
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        whole = all(float(v).is_integer() for v in (self.min, self.step))
+        schema: dict = {"type": "integer" if whole else "number",
+                        "minimum": _plain(self.min), "maximum": _plain(self.max)}
+        if whole and self.step != 1:
+            schema["multipleOf"] = _plain(self.step)
+        return schema
+
+
+def _plain(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value

@@ -4,7 +4,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel
+from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, prompt_heading
 
 
 class TextQuestion(BaseQuestion):
@@ -43,3 +43,16 @@ class TextQuestion(BaseQuestion):
 
     def example_answer(self, item_data: dict | None, rng: random.Random) -> str:
         return ("ok" + "." * max(0, self.min_length - 2))[: self.max_length]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        return f"{prompt_heading(self)}\nWrite free text of at most {self.max_length} characters."
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        least = f"at least {self.min_length}, " if self.min_length else ""
+        return f"a string ({least}at most {self.max_length} characters)"
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        schema: dict = {"type": "string", "maxLength": self.max_length}
+        if self.min_length:
+            schema["minLength"] = self.min_length
+        return schema

@@ -1,0 +1,171 @@
+"""LLM judge endpoints: create and list judges, start runs (202), poll, cancel and resume them."""
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..models import Judge, JudgeRun
+from ..selectors.judges import judge_api_key, judge_base_url
+from ..services.judges import (
+    judge_create,
+    judge_run_cancel,
+    judge_run_resume,
+    judge_run_start,
+)
+from . import openapi
+from .permissions import campaign_for
+from .serializers import StorableJSONField, StrictInput, validated
+
+
+class JudgeInfoOutput(serializers.ModelSerializer):
+    base_url = serializers.CharField(help_text="The judge's own base URL; '' means the "
+                                     "LLM_JUDGE_LOCAL_URL setting.")
+    endpoint = serializers.SerializerMethodField(help_text="The base URL requests go to ('' "
+                                                 "when neither the judge nor the setting names "
+                                                 "one: runs are refused).")
+    api_key_set = serializers.SerializerMethodField(
+        help_text="Whether the variable api_key_env names holds a key (the key is never shown).")
+
+    class Meta:
+        model = Judge
+        fields = ["name", "base_url", "endpoint", "model", "api_key_env", "api_key_set",
+                  "parameters", "samples", "concurrency", "requests_per_minute", "max_attempts",
+                  "response_format", "prompt_template", "price_input_per_million",
+                  "price_output_per_million", "created_at"]
+        read_only_fields = fields
+
+    def get_endpoint(self, judge: Judge) -> str:
+        return judge_base_url(judge)
+
+    def get_api_key_set(self, judge: Judge) -> bool:
+        return judge_api_key(judge) is not None
+
+
+class JudgeRunOutput(serializers.ModelSerializer):
+    judge = serializers.CharField(source="judge.name")
+    remaining = serializers.IntegerField()
+    scope = serializers.JSONField()
+    estimate = serializers.JSONField(help_text="Units, stored, to_request, prompt_tokens, "
+                                     "completion_tokens and cost (null without prices), "
+                                     "computed when the run was started.")
+
+    class Meta:
+        model = JudgeRun
+        fields = ["id", "judge", "scope", "status", "total", "done", "failed", "remaining",
+                  "requests", "prompt_tokens", "completion_tokens", "estimate", "error",
+                  "created_at", "started_at", "finished_at"]
+        read_only_fields = fields
+
+
+def _judge_for(user, slug: str, name: str) -> Judge:
+    judge = Judge.objects.filter(campaign=campaign_for(user, slug), name=name).first()
+    if judge is None:
+        raise NotFound("No such judge in this campaign.")
+    return judge
+
+
+def _run_for(user, slug: str, name: str, run_id: int) -> JudgeRun:
+    run = JudgeRun.objects.filter(judge=_judge_for(user, slug, name), pk=run_id).select_related(
+        "judge").first()
+    if run is None:
+        raise NotFound("No such run of this judge.")
+    return run
+
+
+class JudgeListCreateApi(APIView):
+    class JudgeCreateInput(StrictInput):
+        name = serializers.CharField(max_length=200)
+        base_url = serializers.CharField(max_length=500, required=False, allow_blank=True)
+        model = serializers.CharField(max_length=200)
+        api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True)
+        parameters = StorableJSONField(required=False)
+        samples = serializers.IntegerField(required=False)
+        concurrency = serializers.IntegerField(required=False)
+        requests_per_minute = serializers.IntegerField(required=False)
+        max_attempts = serializers.IntegerField(required=False)
+        response_format = serializers.CharField(required=False)
+        prompt_template = serializers.CharField(required=False, allow_blank=True,
+                                                trim_whitespace=False)
+        price_input_per_million = serializers.DecimalField(
+            max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True)
+        price_output_per_million = serializers.DecimalField(
+            max_digits=12, decimal_places=4, min_value=0, required=False, allow_null=True)
+
+    @extend_schema(operation_id="judges_list", tags=["judges"],
+                   responses={200: JudgeInfoOutput(many=True), **openapi.errors()})
+    def get(self, request, slug: str):
+        judges = Judge.objects.filter(campaign=campaign_for(request.user, slug))
+        return Response(JudgeInfoOutput(judges, many=True).data)
+
+    @extend_schema(
+        operation_id="judges_create", tags=["judges"], request=JudgeCreateInput,
+        examples=[OpenApiExample("Ollama on this machine", {
+            "name": "llama3.1-8b", "base_url": "http://127.0.0.1:11434/v1",
+            "model": "llama3.1:8b", "parameters": {"temperature": 0, "max_tokens": 512},
+            "samples": 1, "concurrency": 4, "requests_per_minute": 600}, request_only=True)],
+        responses={201: JudgeInfoOutput, **openapi.errors(openapi.WRITE)},
+    )
+    def post(self, request, slug: str):
+        """Create a judge; `api_key_env` names the environment variable holding the key."""
+        campaign = campaign_for(request.user, slug)
+        data = validated(self.JudgeCreateInput, request.data)
+        judge = judge_create(campaign=campaign, **data)
+        return Response(JudgeInfoOutput(judge).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeRunListCreateApi(APIView):
+    class RunCreateInput(StrictInput):
+        scope = serializers.CharField(required=False, help_text='"all"')
+        system = serializers.CharField(required=False, help_text="Only this system's items.")
+        sample = serializers.IntegerField(required=False,
+                                          help_text="A fixed random sample of n items.")
+
+    @extend_schema(operation_id="judge_runs_list", tags=["judges"],
+                   responses={200: JudgeRunOutput(many=True), **openapi.errors()})
+    def get(self, request, slug: str, name: str):
+        judge = _judge_for(request.user, slug, name)
+        return Response(JudgeRunOutput(judge.runs.select_related("judge")[:100], many=True).data)
+
+    @extend_schema(
+        operation_id="judge_runs_create", tags=["judges"], request=RunCreateInput,
+        examples=[OpenApiExample("Every item", {"scope": "all"}, request_only=True),
+                  OpenApiExample("One system", {"system": "gpt-4"}, request_only=True),
+                  OpenApiExample("A sample of 50 items", {"sample": 50}, request_only=True)],
+        responses={202: JudgeRunOutput, **openapi.errors(openapi.WRITE)},
+    )
+    def post(self, request, slug: str, name: str):
+        """Start a run (202); poll it until `status` is done, failed or cancelled."""
+        judge = _judge_for(request.user, slug, name)
+        scope = validated(self.RunCreateInput, request.data)
+        run = judge_run_start(judge=judge, requested_by=request.user, scope=scope)
+        run.refresh_from_db()
+        return Response(JudgeRunOutput(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JudgeRunDetailApi(APIView):
+    @extend_schema(operation_id="judge_runs_read", tags=["judges"],
+                   responses={200: JudgeRunOutput, **openapi.errors()})
+    def get(self, request, slug: str, name: str, run_id: int):
+        return Response(JudgeRunOutput(_run_for(request.user, slug, name, run_id)).data)
+
+
+class JudgeRunCancelApi(APIView):
+    @extend_schema(operation_id="judge_runs_cancel", tags=["judges"], request=None,
+                   responses={200: JudgeRunOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str, name: str, run_id: int):
+        """Stop a queued or running run (409 once it has ended)."""
+        run = judge_run_cancel(run=_run_for(request.user, slug, name, run_id))
+        return Response(JudgeRunOutput(run).data)
+
+
+class JudgeRunResumeApi(APIView):
+    @extend_schema(operation_id="judge_runs_resume", tags=["judges"], request=None,
+                   responses={202: JudgeRunOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str, name: str, run_id: int):
+        """Queue a cancelled or failed run again; stored outputs are not asked for again."""
+        run = judge_run_resume(run=_run_for(request.user, slug, name, run_id))
+        run.refresh_from_db()
+        return Response(JudgeRunOutput(run).data, status=status.HTTP_202_ACCEPTED)

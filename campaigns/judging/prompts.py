@@ -1,0 +1,147 @@
+"""The judge's prompt: a default template generated from the campaign, rendered per item.
+
+The template is a Django template rendered by an engine of its own: no autoescaping (the
+prompt is plain text), no loaders (no {% include %} or {% extends %} of files), no tag
+libraries beyond the built-ins, and a context of plain strings and dicts only (the item's
+fields, the campaign's texts and the schema's sections), so a researcher's template can
+format text but never reach code or data beyond that item and campaign.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.template import Context, Engine, Template, TemplateSyntaxError
+from django.template.defaulttags import DebugNode
+from django.template.loader_tags import ExtendsNode, IncludeNode
+
+from ..schema import TaskSchema
+from ..schema.kinds.lines import split_segments
+
+ENGINE = Engine(dirs=[], app_dirs=False, loaders=[], libraries={}, autoescape=False,
+                string_if_invalid="", debug=False)
+
+PREAMBLE = (
+    "You are an expert annotator in a human evaluation study of generated text. Below are the "
+    "instructions the human annotators were given, the item to judge and the questions they "
+    "answered. Answer every question as a careful annotator would, following the instructions "
+    "and the scales exactly. Where the instructions mention the web page (sliders, buttons, "
+    "clicking), give the same judgment in the JSON answer described at the end instead."
+)
+
+
+class PromptTemplateInvalid(ValueError):
+    """The researcher's template does not compile; the message names the problem."""
+
+
+# Tags the engine cannot leave out (built in) that would read files or dump the context.
+FORBIDDEN_NODES = {IncludeNode: "{% include %}", ExtendsNode: "{% extends %}",
+                   DebugNode: "{% debug %}"}
+
+
+def compile_template(text: str) -> Template:
+    try:
+        template = ENGINE.from_string(text)
+    except TemplateSyntaxError as exc:
+        raise PromptTemplateInvalid(f"the prompt template does not compile: {exc}") from None
+    for node, tag in FORBIDDEN_NODES.items():
+        if template.nodelist.get_nodes_by_type(node):
+            raise PromptTemplateInvalid(f"{tag} is not available in a prompt template")
+    return template
+
+
+def _literal(text: str) -> str:
+    """Text from the schema placed in a template as it is (braces never become tags)."""
+    if "{" in text or "%" in text:
+        return "{% verbatim %}" + text + "{% endverbatim %}"
+    return text
+
+
+def default_template(*, campaign: Any, schema: TaskSchema) -> str:
+    """The template a judge uses unless the researcher wrote one: preamble, the campaign's
+    instructions and worked examples, each display field, the questions, the answer format."""
+    parts = [PREAMBLE]
+    if campaign.instructions.strip():
+        parts.append("# Instructions\n\n{{ campaign.instructions }}")
+    if campaign.examples.strip():
+        parts.append("# Worked examples\n\n{{ campaign.examples }}")
+    if all(d.field.isidentifier() for d in schema.display):
+        fields = []
+        for d in schema.display:
+            head = f"## {_literal(d.label or d.field)}"
+            if d.help:
+                head += f"\n{_literal(d.help)}"
+            fields.append(f"{head}\n{_literal(d.prefix)}{{{{ display_fields.{d.field} }}}}"
+                          f"{_literal(d.suffix)}")
+        item = "\n\n".join(fields)
+    else:
+        item = "{{ display }}"
+    parts.append(f"# The item to judge\n\n{item}")
+    parts.append("# Questions\n\n{{ questions }}")
+    parts.append("# Your answer\n\n{{ answer_format }}")
+    return "\n\n".join(parts) + "\n"
+
+
+def _field_text(value: Any, fmt: str, split: str) -> str:
+    if fmt == "lines":
+        return "\n".join(f"{n}. {s}" for n, s in enumerate(split_segments(value, split), 1))
+    if isinstance(value, list | dict):
+        return json.dumps(value, ensure_ascii=False)
+    return "" if value is None else str(value)
+
+
+def answer_format(schema: TaskSchema, item_data: dict | None) -> str:
+    """The plain-text instruction for the JSON object, one line per question key."""
+    lines = ["Answer with one JSON object and nothing else (no prose, no code fence), "
+             "with these keys:"]
+    for q in schema.questions:
+        optional = "" if q.required else " (optional)"
+        lines.append(f'- "{q.id}"{optional}: {q.prompt_answer(item_data)}')
+    return "\n".join(lines)
+
+
+def answers_json_schema(schema: TaskSchema, item_data: dict | None = None) -> dict:
+    """The JSON Schema of a campaign's answers (one item's when `item_data` is given): each
+    question's kind gives its part; required questions are required keys."""
+    return {
+        "type": "object",
+        "properties": {q.id: q.json_schema(item_data) for q in schema.questions},
+        "required": [q.id for q in schema.questions if q.required],
+        "additionalProperties": False,
+    }
+
+
+def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
+                   external_id: str = "") -> dict:
+    """Everything a template may use; plain strings and dicts only."""
+    data = {str(k): v for k, v in (item_data or {}).items()}
+    shown = {d.field: _field_text(data.get(d.field), d.format, d.split) for d in schema.display}
+    display = "\n\n".join(
+        f"## {d.label or d.field}\n{d.prefix}{shown[d.field]}{d.suffix}" for d in schema.display)
+    return {
+        "campaign": {"name": campaign.name, "instructions": campaign.instructions.strip(),
+                     "examples": campaign.examples.strip()},
+        "item": data,
+        "item_id": external_id,
+        "display_fields": shown,
+        "display": display,
+        "questions": "\n\n".join(q.prompt_section(item_data) for q in schema.questions),
+        "answer_format": answer_format(schema, item_data),
+    }
+
+
+def render_prompt(template: Template, context: dict) -> str:
+    """The exact prompt text sent to the judge (runs of blank lines folded to one)."""
+    text = template.render(Context(context, autoescape=False))
+    lines, blank = [], 0
+    for line in text.strip().splitlines():
+        blank = blank + 1 if not line.strip() else 0
+        if blank <= 1:
+            lines.append(line.rstrip())
+    return "\n".join(lines) + "\n"
+
+
+def prompt_hash(text: str) -> str:
+    """sha256 of the prompt text: stored with every output, it names the exact prompt."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
