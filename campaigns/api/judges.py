@@ -97,6 +97,7 @@ class JudgeListCreateApi(APIView):
     @extend_schema(operation_id="judges_list", tags=["judges"],
                    responses={200: JudgeInfoOutput(many=True), **openapi.errors()})
     def get(self, request, slug: str):
+        """The campaign's judges with their endpoint, model and settings (never a key)."""
         judges = Judge.objects.filter(campaign=campaign_for(request.user, slug))
         return Response(JudgeInfoOutput(judges, many=True).data)
 
@@ -126,6 +127,7 @@ class JudgeRunListCreateApi(APIView):
     @extend_schema(operation_id="judge_runs_list", tags=["judges"],
                    responses={200: JudgeRunOutput(many=True), **openapi.errors()})
     def get(self, request, slug: str, name: str):
+        """The judge's latest runs (at most 100), newest first, with their progress."""
         judge = _judge_for(request.user, slug, name)
         return Response(JudgeRunOutput(judge.runs.select_related("judge")[:100], many=True).data)
 
@@ -149,6 +151,7 @@ class JudgeRunDetailApi(APIView):
     @extend_schema(operation_id="judge_runs_read", tags=["judges"],
                    responses={200: JudgeRunOutput, **openapi.errors()})
     def get(self, request, slug: str, name: str, run_id: int):
+        """One run: its status and counts of done, failed and remaining outputs."""
         return Response(JudgeRunOutput(_run_for(request.user, slug, name, run_id)).data)
 
 
