@@ -42,7 +42,8 @@ def _context(request: HttpRequest, campaign: Campaign, title: str, **extra) -> d
 
 def _charts(statistics: dict) -> dict:
     """The figures the page's script draws: alpha per part, mean score per system with CI."""
-    agreement = [r for r in statistics["agreement"] if r["alpha"] is not None]
+    agreement = [r for r in statistics["agreement"]
+                 if r["alpha"] is not None and r.get("subset") is None]
     scores = {}
     for r in statistics["system_scores"]:
         if r["part"] in CHART_PARTS:

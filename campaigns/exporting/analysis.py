@@ -37,11 +37,12 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
         "summary": [{"campaign": statistics["campaign"],
                      "exclude_flagged": statistics["exclude_flagged"],
                      **{k: v for k, v in statistics["counts"].items() if k != "judges"},
+                     **statistics.get("options", {}),
                      "judges_list": "; ".join(statistics["counts"]["judges"])}],
     }
     for name, value in statistics.items():
         if name in SCALARS or name in ("counts", "confusion", "changes", "judged_items",
-                                       "flagged_workers"):
+                                       "flagged_workers", "options"):
             continue
         tables[name] = value
     tables["confusion"] = [

@@ -17,7 +17,7 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from ..analysis import agreement, judges, quality, scores
+from ..analysis import agreement, comparisons, judges, quality, scores
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, Worker
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
@@ -270,7 +270,8 @@ def question_agreement(
         counts, domain = _tallied_value_counts(campaign, key)
         result = agreement.alpha_result(counts, domain, level, n_boot=n_boot,
                                         n_raters=_tallied_raters(campaign, q.id, part, key))
-        return {"question": q.id, "part": part, "level": level, **result.as_dict()}
+        return {"question": q.id, "part": part, "level": level, **result.as_dict(),
+                "subset": None}
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, _ = split_frame(frame)
     if exclude_flagged:
@@ -282,8 +283,9 @@ def question_agreement(
     if table.empty:
         empty = agreement.alpha_result(np.zeros((0, 0), dtype=np.int64), np.array([]), level,
                                        n_raters=0, n_boot=0)
-        return {"question": q.id, "part": part, "level": level, **empty.as_dict()}
-    return records(table)[0]
+        return {"question": q.id, "part": part, "level": level, **empty.as_dict(),
+                "subset": None}
+    return {**records(table)[0], "subset": None}
 
 
 def _tallied_raters(campaign: Campaign, question: str, part: str, key: str) -> int:
@@ -477,18 +479,69 @@ def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame[~is_llm], frame[is_llm]
 
 
-def _human_tables(humans: pd.DataFrame, n_boot: int) -> dict[str, pd.DataFrame]:
+def item_field_values(*, campaign: Campaign, field: str) -> pd.Series:
+    """item id -> the item's data field as text (None when absent), for subsets and pairing."""
+    rows = Item.objects.filter(campaign=campaign).order_by().annotate(
+        v=KT(f"data__{field}")).values_list("id", "v")
+    frame = fetch_frame(rows, ["item", "value"], text=("value",))
+    return frame.set_index("item")["value"]
+
+
+def pairing_field(*, campaign: Campaign, schema: TaskSchema) -> str | None:
+    """The first displayed item field that pairs the systems: every system's regular items
+    have it, one item per value and system, and all systems cover the same values (every
+    system answered the same inputs). None when no field does (unpaired comparisons)."""
+    items = fetch_frame(Item.objects.filter(campaign=campaign, control="").order_by()
+                        .values_list("id", "system"), ["item", "system"], text=("system",))
+    if items.empty or items["system"].nunique() < 2:
+        return None
+    for field in schema.item_fields:
+        values = item_field_values(campaign=campaign, field=field)
+        segment = values.reindex(items["item"]).to_numpy()
+        probe = items.assign(segment=segment)
+        if comparisons.shares_segments(probe):
+            return field
+    return None
+
+
+def _design_input(numeric: pd.DataFrame, segments: pd.Series | None) -> pd.DataFrame:
+    question_level = numeric[numeric["part"].isin(QUESTION_PARTS)]
+    if segments is None:
+        return question_level.assign(segment=None)
+    return question_level.assign(segment=segments.reindex(question_level["item"]).to_numpy())
+
+
+def _human_tables(
+    humans: pd.DataFrame, n_boot: int, *, segments: pd.Series | None = None,
+    correction: str = "holm", alpha: float = comparisons.ALPHA,
+    subsets: dict[str, pd.Series] | None = None, levels: dict[str, str] | None = None,
+) -> dict[str, pd.DataFrame]:
     rated = humans[humans["rated"] & humans["control"].eq("")]
     agree = _agreement_input(rated)
+    agree_levels = {(q, p): (levels or {}).get(q, lv) if lv in NUMERIC else lv
+                    for (q, p), lv in _levels(agree).items()}
+    by = dict(subsets or {})
+    if rated["system"].nunique() > 1:
+        by = {"system": rated.drop_duplicates("item").set_index("item")["system"], **by}
     numeric = rated[rated["level"].isin(NUMERIC)].assign(
         value=lambda f: f["value"].astype(float), worker=lambda f: f["worker_name"])
+    # Design checks and rank tests per question (a rubric's total), not per criterion: 15
+    # criteria x all system pairs would mostly add multiple-comparison noise (and cost).
+    design = _design_input(numeric, segments)
+    warnings = comparisons.design_checks(design)
+    blocked = comparisons.blocked_parts(warnings)
+    ranking = scores.system_ranking(numeric, blocked=blocked)
+    compared = comparisons.compare_systems(
+        scores.z_scores(design), alpha=alpha, correction=correction, blocked=blocked,
+        n_boot=n_boot)
+    ranking["cluster"] = comparisons.significance_clusters(ranking, compared)
     return {
-        "agreement": agreement.agreement_table(agree, _levels(agree), n_boot=n_boot),
+        "agreement": agreement.subset_agreement(agree, agree_levels, by, n_boot=n_boot),
         "system_scores": scores.system_scores(numeric, n_boot=n_boot),
-        "ranking": scores.system_ranking(numeric),
-        # Rank tests per question (a rubric's total), not per criterion: 15 criteria x all
-        # system pairs would mostly add multiple-comparison noise (and cost).
-        "pairwise": scores.pairwise_tests(numeric[numeric["part"].isin(QUESTION_PARTS)]),
+        "ranking": ranking,
+        "comparisons": compared,
+        "design_warnings": pd.DataFrame([w.as_dict() for w in warnings],
+                                        columns=["code", "message", "question", "part"]),
     }
 
 
@@ -533,8 +586,9 @@ def flagged_worker_ids(*, campaign: Campaign) -> set[int]:
 def _changes(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) -> dict:
     """What excluding flagged workers changes: alpha per part, mean z and rank per system."""
     keys = ["question", "part"]
-    alpha = before["agreement"][[*keys, "alpha", "n_raters"]].merge(
-        after["agreement"][[*keys, "alpha", "n_raters"]], on=keys, how="outer",
+    pooled = [table["agreement"][table["agreement"]["subset"].isna()] for table in (before, after)]
+    alpha = pooled[0][[*keys, "alpha", "n_raters"]].merge(
+        pooled[1][[*keys, "alpha", "n_raters"]], on=keys, how="outer",
         suffixes=("_all", "_excluded"))
     alpha["alpha_change"] = alpha["alpha_excluded"] - alpha["alpha_all"]
     rank = before["ranking"][[*keys, "system", "mean_z", "rank"]].merge(
@@ -560,27 +614,43 @@ def _progress(campaign: Campaign) -> list[dict]:
 
 
 def campaign_statistics(
-    *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT
+    *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT,
+    correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
+    subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
 ) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
     With `exclude_flagged`, workers flagged by quality control leave every statistic (the
     quality table still lists them) and `changes` compares the figures with and without them.
+    `correction` (holm or bh) and `alpha` govern the system comparisons; `pair_by` names the
+    item field that pairs systems (default: found by `pairing_field`; "" for unpaired).
+    Agreement is given pooled, per system and per value of each item field in `subset_by`;
+    `levels` ({question: level}) overrides the level of a numeric question's parts.
     """
+    if correction not in comparisons.CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}")
     schema = parse_schema(campaign.schema)
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, llm = split_frame(frame)
     quality_table = _quality(humans)
     flagged = _flagged_names(quality_table)
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
-    tables = _human_tables(used, n_boot)
+    if pair_by is None:
+        pair_by = pairing_field(campaign=campaign, schema=schema)
+    segments = item_field_values(campaign=campaign, field=pair_by) if pair_by else None
+    subsets = {field: item_field_values(campaign=campaign, field=field) for field in subset_by}
+    options = {"segments": segments, "correction": correction, "alpha": alpha,
+               "subsets": subsets, "levels": levels}
+    tables = _human_tables(used, n_boot, **options)
     judge = _judge_tables(used, llm)
     changes = None
     if exclude_flagged:
-        changes = _changes(_human_tables(humans, n_boot=0), _human_tables(used, n_boot=0))
-    return {
+        changes = _changes(_human_tables(humans, 0, **options), _human_tables(used, 0, **options))
+    out = {
         "campaign": campaign.slug,
         "exclude_flagged": exclude_flagged,
+        "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
+                    "subset_by": list(subset_by), "levels": levels or {}},
         "counts": {
             "annotations": int(humans["annotation"].nunique()),
             "annotations_used": int(used["annotation"].nunique()),
@@ -601,6 +671,8 @@ def campaign_statistics(
                        for (q, p), t in _part_texts(schema).items()],
         "changes": changes,
     }
+    out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
+    return out
 
 
 def item_side_by_side(*, campaign: Campaign, external_id: str) -> list[dict]:

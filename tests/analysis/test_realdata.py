@@ -176,7 +176,7 @@ def test_story_ratings_alpha_and_system_means_match_an_independent_computation(o
     judgments_import(campaign=campaign, rows=rows, platform="link")
 
     stats_ = campaign_statistics(campaign=campaign, n_boot=200)
-    agreement = {r["question"]: r for r in stats_["agreement"]}
+    agreement = {r["question"]: r for r in stats_["agreement"] if r["subset"] is None}
     means = {(r["question"], r["system"]): r for r in stats_["system_scores"]}
     print("\naspect           alpha (ordinal)  95% CI          items raters   means by system")
     for aspect in ASPECTS:
