@@ -56,7 +56,7 @@ def _charts(statistics: dict) -> dict:
     for r in statistics["judges"]:
         chart = judges.setdefault(r["judge"], {"labels": [], "exact": []})
         chart["labels"].append(f"{r['question']}.{r['part']}" if r["part"] else r["question"])
-        chart["exact"].append(r["exact_agreement"])
+        chart["exact"].append(r["exact"])
     return {
         "agreement": {"labels": [f"{r['question']}.{r['part']}" if r["part"] else r["question"]
                                  for r in agreement],
@@ -64,6 +64,18 @@ def _charts(statistics: dict) -> dict:
         "scores": [{"title": k, **v} for k, v in scores.items()],
         "judges": [{"title": k, **v} for k, v in judges.items()],
     }
+
+
+ALIGNMENT_FIGURES = ("exact", "kappa", "kappa_weighted", "alpha", "pearson", "spearman",
+                     "kendall")
+
+
+def _alignment(rows: list[dict]) -> list[dict]:
+    """Alignment rows with their figures as (value, low, high) in column order, for the
+    template."""
+    return [{**r, "figures": [{"value": r.get(f), "low": r.get(f"{f}_ci_low"),
+                               "high": r.get(f"{f}_ci_high")} for f in ALIGNMENT_FIGURES]}
+            for r in rows]
 
 
 def _confusion(statistics: dict) -> list[dict]:
@@ -87,6 +99,8 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
     return TemplateResponse(request, "admin/campaigns/statistics.html", _context(
         request, campaign, f"Statistics: {campaign.name}",
         statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
+        alignment_judges=_alignment(statistics["judges"]),
+        alignment_ceiling=_alignment(statistics["human_ceiling"]),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),

@@ -43,6 +43,7 @@ class CampaignStatsApi(APIView):
                                          default=None)
         subset_by = serializers.ListField(child=serializers.RegexField(FIELD_NAME),
                                           required=False, default=list, max_length=5)
+        include_failed_judge_outputs = serializers.BooleanField(required=False, default=False)
         levels = serializers.ListField(child=serializers.RegexField(
             r"^[A-Za-z0-9_.-]{1,64}:(ordinal|interval|ratio)$"), required=False, default=list,
             max_length=50)
@@ -66,6 +67,9 @@ class CampaignStatsApi(APIView):
             OpenApiParameter("subset_by", str, many=True, description=(
                 "Item fields (e.g. a language pair) to give agreement per value of, beside "
                 "the pooled and per-system figures.")),
+            OpenApiParameter("include_failed_judge_outputs", bool, description=(
+                "Count judge outputs detected as failed runs (all-minimum, identical for every "
+                "item) in the judge figures; by default they are listed and left out.")),
             OpenApiParameter("levels", str, many=True, description=(
                 "`question:level` (ordinal, interval, ratio) to state a numeric question's "
                 "level of measurement for agreement.")),

@@ -17,7 +17,7 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from ..analysis import agreement, comparisons, judges, quality, scores
+from ..analysis import agreement, alignment, comparisons, judges, quality, scores
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, Worker
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
@@ -545,20 +545,45 @@ def _human_tables(
     }
 
 
-def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame) -> dict:
+def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agreement.N_BOOT,
+                  include_failed: bool = False) -> dict:
+    """Judge alignment against the human consensus, the human ceiling, failed judge outputs
+    (listed always, left out of the figures unless `include_failed`) and confusion matrices."""
+    rated_humans = humans[humans["rated"] & humans["control"].eq("")].assign(
+        worker=lambda f: f["worker_name"])
     judged = llm[llm["rated"] & llm["control"].eq("")].assign(worker=lambda f: f["worker_name"])
+    levels = _levels(pd.concat([rated_humans, judged]))
+    numeric = pd.concat([rated_humans, judged])
+    numeric = numeric[numeric["level"].isin(NUMERIC)]
+    minima = numeric.assign(value=numeric["value"].astype(float)).groupby(
+        ["question", "part"])["value"].min().to_dict()
+    failed = alignment.failed_outputs(judged, minima)
+    failed_rows = failed.merge(judged.drop_duplicates("item")[["item", "external_id"]], on="item")
+    failed_list = [{"judge": r.judge, "item": r.external_id, "reason": r.reason}
+                   for r in failed_rows.sort_values(["judge", "external_id"]).itertuples()]
+    if len(failed) and not include_failed:
+        bad = set(zip(failed["judge"], failed["item"], strict=True))
+        keep = [(w, i) not in bad for w, i in zip(judged["worker"], judged["item"], strict=True)]
+        judged = judged[keep]
+    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans), n_boot=n_boot)
     if judged.empty:
-        return {"judges": pd.DataFrame(columns=judges.COLUMNS), "confusion": [],
-                "judged_items": []}
-    rated = humans[humans["rated"] & humans["control"].eq("") & humans["item"].isin(
-        judged["item"])]
-    levels = _levels(rated)
+        return {"judges": pd.DataFrame(columns=JUDGE_COLUMNS), "confusion": [],
+                "judged_items": [], "human_ceiling": ceiling, "judge_failed_outputs": failed_list}
+    rated = rated_humans[rated_humans["item"].isin(judged["item"])]
+    table = alignment.judge_alignment(rated, judged, levels, n_boot=n_boot)
+    # The names this table had before the alignment report, kept beside the new ones.
+    table = table.assign(n_items=table["n"], exact_agreement=table["exact"])
     consensus = judges.human_consensus(rated, levels)
     return {
-        "judges": judges.compare_judges(consensus, judged, levels),
+        "judges": table[JUDGE_COLUMNS],
         "confusion": judges.confusion_matrices(consensus, judged),
         "judged_items": sorted(set(judged["external_id"]) & set(rated["external_id"])),
+        "human_ceiling": ceiling,
+        "judge_failed_outputs": failed_list,
     }
+
+
+JUDGE_COLUMNS = [*alignment.COLUMNS, "n_items", "exact_agreement"]
 
 
 def _quality(humans: pd.DataFrame) -> pd.DataFrame:
@@ -617,6 +642,7 @@ def campaign_statistics(
     *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT,
     correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
     subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
+    include_failed_judge_outputs: bool = False,
 ) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
@@ -625,7 +651,9 @@ def campaign_statistics(
     `correction` (holm or bh) and `alpha` govern the system comparisons; `pair_by` names the
     item field that pairs systems (default: found by `pairing_field`; "" for unpaired).
     Agreement is given pooled, per system and per value of each item field in `subset_by`;
-    `levels` ({question: level}) overrides the level of a numeric question's parts.
+    `levels` ({question: level}) overrides the level of a numeric question's parts. Failed
+    judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
+    unless `include_failed_judge_outputs`.
     """
     if correction not in comparisons.CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}")
@@ -642,7 +670,7 @@ def campaign_statistics(
     options = {"segments": segments, "correction": correction, "alpha": alpha,
                "subsets": subsets, "levels": levels}
     tables = _human_tables(used, n_boot, **options)
-    judge = _judge_tables(used, llm)
+    judge = _judge_tables(used, llm, n_boot=n_boot, include_failed=include_failed_judge_outputs)
     changes = None
     if exclude_flagged:
         changes = _changes(_human_tables(humans, 0, **options), _human_tables(used, 0, **options))
@@ -650,7 +678,8 @@ def campaign_statistics(
         "campaign": campaign.slug,
         "exclude_flagged": exclude_flagged,
         "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
-                    "subset_by": list(subset_by), "levels": levels or {}},
+                    "subset_by": list(subset_by), "levels": levels or {},
+                    "include_failed_judge_outputs": include_failed_judge_outputs},
         "counts": {
             "annotations": int(humans["annotation"].nunique()),
             "annotations_used": int(used["annotation"].nunique()),
@@ -665,6 +694,8 @@ def campaign_statistics(
         "quality": records(quality_table),
         "flagged_workers": sorted(flagged),
         "judges": records(judge["judges"]),
+        "human_ceiling": records(judge["human_ceiling"]),
+        "judge_failed_outputs": judge["judge_failed_outputs"],
         "confusion": judge["confusion"],
         "judged_items": judge["judged_items"],
         "part_texts": [{"question": q, "part": p, "text": t}

@@ -86,7 +86,9 @@ def test_gpt4_rubric_agreement_matches_an_independent_computation(owner):
     kept = [r for r in rows if r.row != half]
     result = judgments_import(campaign=campaign, rows=kept)
     assert (result.created, result.judges) == (124, ["gpt-4"])
-    stats_ = campaign_statistics(campaign=campaign, n_boot=0)
+    # Every output, the five failed (all-zero) runs included: test_judge_alignment.py checks
+    # the default, which leaves them out.
+    stats_ = campaign_statistics(campaign=campaign, n_boot=0, include_failed_judge_outputs=True)
     ours = {r["part"]: r for r in stats_["judges"] if r["judge"] == "gpt-4"}
 
     joined = human.merge(gpt.drop(index=half - 1), on="key", suffixes=("_h", "_g"))

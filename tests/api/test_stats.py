@@ -100,7 +100,8 @@ def test_the_stats_options_reach_the_comparisons_and_the_agreement(api, campaign
     body = api.get(f"{url}?correction=bh&alpha=0.01&subset_by=system&levels=coherence:interval"
                    "&pair_by=").json()
     assert body["options"] == {"correction": "bh", "alpha": 0.01, "pair_by": None,
-                               "subset_by": ["system"], "levels": {"coherence": "interval"}}
+                               "subset_by": ["system"], "levels": {"coherence": "interval"},
+                               "include_failed_judge_outputs": False}
     assert all(r["correction"] == "bh" for r in body["comparisons"])
     assert body["pairwise"] == body["comparisons"]
     pooled = [r for r in body["agreement"] if r["subset"] is None]
