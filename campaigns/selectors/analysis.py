@@ -17,7 +17,15 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from ..analysis import agreement, alignment, comparisons, judges, quality, scores
+from ..analysis import (
+    agreement,
+    alignment,
+    comparisons,
+    judges,
+    quality,
+    reliability,
+    scores,
+)
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, Worker
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
@@ -587,8 +595,17 @@ JUDGE_COLUMNS = [*alignment.COLUMNS, "n_items", "exact_agreement"]
 
 
 def _quality(humans: pd.DataFrame) -> pd.DataFrame:
-    table = quality.worker_quality(humans.assign(worker=humans["worker_name"]))
-    return table
+    """Quality checks per worker, with the leave-one-out correlation (which flags)."""
+    named = humans.assign(worker=humans["worker_name"])
+    table = quality.worker_quality(named)
+    return reliability.with_loo_flags(table, reliability.loo_correlations(_rated_units(named)))
+
+
+def _rated_units(named: pd.DataFrame) -> pd.DataFrame:
+    """Rated regular-item judgments with `item` set to the unit of agreement (a summary line
+    is its own unit) and `worker` to the pseudonym."""
+    rated = named[named["rated"] & named["control"].eq("")]
+    return _agreement_input(rated).assign(item=lambda f: f["unit"])
 
 
 def _flagged_names(quality_table: pd.DataFrame) -> set[str]:
@@ -692,6 +709,8 @@ def campaign_statistics(
         "progress": _progress(campaign),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
+        "worker_reliability": records(reliability.worker_reliability(
+            _rated_units(used.assign(worker=used["worker_name"])))),
         "flagged_workers": sorted(flagged),
         "judges": records(judge["judges"]),
         "human_ceiling": records(judge["human_ceiling"]),
