@@ -129,6 +129,7 @@ def export_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
         messages.error(request, f"Choose a valid export format: {form.errors.as_text()}")
         return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
     options = {name: form.cleaned_data[name] for name in ("gzip", "exclude_flagged")}
+    options["worker_platform"] = form.cleaned_data["worker_platform"] or "human"
     job = export_create(request, campaign, form.cleaned_data["format"], options)
     if job is None:
         return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
