@@ -573,7 +573,11 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agre
         bad = set(zip(failed["judge"], failed["item"], strict=True))
         keep = [(w, i) not in bad for w, i in zip(judged["worker"], judged["item"], strict=True)]
         judged = judged[keep]
-    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans), n_boot=n_boot)
+    # Bootstrap intervals for each human's ceiling row only while there are few of them: a
+    # crowd of hundreds would spend minutes on intervals nobody reads one by one.
+    few = rated_humans["worker"].nunique() <= CEILING_INTERVAL_WORKERS
+    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans),
+                                      n_boot=n_boot if few else 0)
     if judged.empty:
         return {"judges": pd.DataFrame(columns=JUDGE_COLUMNS), "confusion": [],
                 "judged_items": [], "human_ceiling": ceiling, "judge_failed_outputs": failed_list}
@@ -592,6 +596,7 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agre
 
 
 JUDGE_COLUMNS = [*alignment.COLUMNS, "n_items", "exact_agreement"]
+CEILING_INTERVAL_WORKERS = 30
 
 
 def _quality(humans: pd.DataFrame) -> pd.DataFrame:
@@ -686,7 +691,10 @@ def campaign_statistics(
     subsets = {field: item_field_values(campaign=campaign, field=field) for field in subset_by}
     options = {"segments": segments, "correction": correction, "alpha": alpha,
                "subsets": subsets, "levels": levels}
-    tables = _human_tables(used, n_boot, **options)
+    # A judge-only campaign: the rater tables (agreement between judges, scores, rankings,
+    # comparisons) from the judges, said so in `figures_from`; nothing to align them with.
+    judge_only = humans.empty and not llm.empty
+    tables = _human_tables(llm if judge_only else used, n_boot, **options)
     judge = _judge_tables(used, llm, n_boot=n_boot, include_failed=include_failed_judge_outputs)
     changes = None
     if exclude_flagged:
@@ -694,6 +702,7 @@ def campaign_statistics(
     out = {
         "campaign": campaign.slug,
         "exclude_flagged": exclude_flagged,
+        "figures_from": "llm_judges" if judge_only else "humans",
         "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
                     "subset_by": list(subset_by), "levels": levels or {},
                     "include_failed_judge_outputs": include_failed_judge_outputs},
