@@ -115,6 +115,13 @@ def statistics_view(model_admin, request: HttpRequest, campaign: Campaign) -> Ht
     return campaign_statistics_view(request, campaign)
 
 
+def report_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The evaluation report: what a paper's evaluation section needs (the analysis part)."""
+    from .statistics import evaluation_report_view  # loads the analysis too (see above)
+
+    return evaluation_report_view(request, campaign)
+
+
 def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Upload LLM-judge output for the campaign's items (the analysis part's page)."""
     from .statistics import judgments_upload_view  # loads the analysis too (see above)

@@ -15,7 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from ..importing import ImportRejected
 from ..models import Campaign, Worker
-from ..selectors.analysis import campaign_statistics, item_side_by_side
+from ..selectors.analysis import campaign_statistics, evaluation_report, item_side_by_side
 from ..services.judgments import judgments_import, read_judgment_file
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
@@ -104,6 +104,37 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
+        export_url=_url("admin:campaigns_campaign_export", campaign),
+        report_url=_url("admin:campaigns_campaign_report", campaign),
+    ))
+
+
+class ReportOptionsForm(forms.Form):
+    exclude_flagged = forms.BooleanField(required=False, label="Exclude flagged workers")
+    correction = forms.ChoiceField(choices=[("holm", "Holm"), ("bh", "Benjamini-Hochberg")],
+                                   required=False, initial="holm")
+    effect = forms.FloatField(required=False, min_value=1e-9, label="Effect to detect",
+                              help_text="In the scale's units; empty: 0.2 sd of the ratings.")
+    power = forms.FloatField(required=False, min_value=0.5, max_value=0.99, initial=0.8)
+
+
+def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """GET: the evaluation report (design, agreement, results, comparisons, quality, judges,
+    warnings, planning) rendered from its Markdown, which every supplied text reaches escaped
+    and which is sanitised on display; bad options show the form's errors."""
+    from ..views.safe_markdown import render_markdown
+
+    form = ReportOptionsForm(request.GET or None)
+    built = None
+    if not request.GET or form.is_valid():
+        options = form.cleaned_data if request.GET else {}
+        built = evaluation_report(
+            campaign=campaign, exclude_flagged=bool(options.get("exclude_flagged")),
+            correction=options.get("correction") or "holm", effect=options.get("effect"),
+            power=options.get("power") or 0.8)
+    return TemplateResponse(request, "admin/campaigns/report.html", _context(
+        request, campaign, f"Evaluation report: {campaign.name}", form=form,
+        report=built, report_html=render_markdown(built["markdown"]) if built else "",
         export_url=_url("admin:campaigns_campaign_export", campaign),
     ))
 

@@ -41,7 +41,8 @@ OPTIONS = ("gzip", "raw_worker_ids", "exclude_flagged", "worker_platform")
 # Whose rows an annotation export holds: people (the default), LLM judges, or both. LLM
 # judges' answers come only on request, never mixed into a plain export of human work.
 WORKER_PLATFORMS = ("human", "llm", "all")
-ANALYSIS_FORMATS = {ExportJob.Format.ANALYSIS_CSV: "csv", ExportJob.Format.ANALYSIS_JSON: "json"}
+ANALYSIS_FORMATS = {ExportJob.Format.ANALYSIS_CSV: "csv", ExportJob.Format.ANALYSIS_JSON: "json",
+                    ExportJob.Format.ANALYSIS_MD: "md"}
 # Publishing gives up quickly when the broker is down: the researcher is waiting on the page.
 ENQUEUE_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # Errors worth another attempt (the task retries them); anything else fails the job.
