@@ -157,3 +157,47 @@ class QuestionAgreementApi(APIView):
             raise exceptions.ValidationError({"part": [f"{exc}: no agreement to compute."]}
                                              ) from None
         return Response(row)
+
+
+REPORT_SCHEMA = {
+    "type": "object",
+    "description": "The evaluation report (see docs/analysis): design, warnings, agreement, "
+                   "systems, comparisons, quality, judges, planning, and `markdown`.",
+    "properties": {"campaign": {"type": "string"}, "markdown": {"type": "string"},
+                   "design": {"type": "object", "additionalProperties": {}},
+                   "planning": {"type": "array", "items": {"type": "object"}}},
+    "required": ["campaign", "markdown", "design", "planning"],
+    "additionalProperties": {},
+}
+
+
+class CampaignReportApi(APIView):
+    class ReportInput(CampaignStatsApi.StatsFilterInput):
+        effect = serializers.FloatField(required=False, default=None, min_value=1e-9,
+                                        allow_null=True)
+        power = serializers.FloatField(required=False, default=0.8, min_value=0.5,
+                                       max_value=0.99)
+
+    @extend_schema(
+        operation_id="campaigns_report", tags=["statistics"],
+        parameters=[
+            OpenApiParameter("effect", float, description=(
+                "Planning: the difference between two systems' means to detect, in the "
+                "scale's units (default 0.2 sd of the ratings).")),
+            OpenApiParameter("power", float, description="Planning: the power (default 0.8)."),
+            OpenApiParameter("exclude_flagged", bool),
+            OpenApiParameter("correction", str, enum=["holm", "bh"]),
+            OpenApiParameter("alpha", float),
+        ],
+        responses={200: REPORT_SCHEMA, **openapi.errors()},
+    )
+    def get(self, request, slug: str):
+        """The evaluation report: what a paper's human-evaluation section needs, from the same
+        figures as /stats/, with a planning table and the report as Markdown."""
+        from ..selectors.analysis import evaluation_report
+
+        campaign = campaign_for(request.user, slug)
+        filters = validated(self.ReportInput, _lists(request.query_params,
+                                                     ("subset_by", "levels")))
+        filters["subset_by"] = tuple(filters["subset_by"])
+        return Response(evaluation_report(campaign=campaign, **filters))

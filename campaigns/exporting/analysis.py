@@ -19,7 +19,7 @@ from ..models import ExportJob
 from ..selectors.analysis import campaign_statistics, evaluation_report
 from .cells import csv_cell
 
-SCALARS = ("campaign", "exclude_flagged")
+SCALARS = ("campaign", "exclude_flagged", "figures_from")
 
 
 def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
@@ -43,6 +43,7 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
     tables: dict[str, list[dict]] = {
         "summary": [{"campaign": statistics["campaign"],
                      "exclude_flagged": statistics["exclude_flagged"],
+                     "figures_from": statistics.get("figures_from"),
                      **{k: v for k, v in statistics["counts"].items() if k != "judges"},
                      **statistics.get("options", {}),
                      "judges_list": "; ".join(statistics["counts"]["judges"])}],

@@ -115,3 +115,15 @@ def test_bad_stats_options_are_a_400_naming_the_option(api, campaign, query):
     response = api.get(f"/api/campaigns/{campaign.slug}/stats/?{query}")
     assert response.status_code == 400
     assert query.split("=")[0] in response.json()["extra"]["fields"]
+
+
+def test_the_report_endpoint_agrees_with_the_stats(api, campaign):
+    _rated(campaign)
+    url = f"/api/campaigns/{campaign.slug}"
+    stats = api.get(f"{url}/stats/").json()
+    report = api.get(f"{url}/report/?effect=0.5&power=0.9").json()
+    assert report["agreement"] == stats["agreement"]
+    assert report["warnings"] == stats["design_warnings"]
+    assert report["planning"] and report["planning"][0]["effect"] == 0.5
+    assert report["markdown"].startswith(f"# Evaluation report: {campaign.slug}")
+    assert api.get(f"{url}/report/?power=2").status_code == 400
