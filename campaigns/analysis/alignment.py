@@ -169,7 +169,8 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
                 bootstrap_alphas(counts, domain, level, n_boot=n_boot, seed=seed))
     if numeric:
         top = max(hv.max(), jv.max())
-        system = pairs.groupby("system")[["value_human", "value_judge"]].mean()
+        system = pd.DataFrame({"system": pairs["system"].to_numpy(), "value_human": hv,
+                               "value_judge": jv}).groupby("system").mean()
         row.update(top_share_judge=float((jv == top).mean()),
                    top_share_human=float((hv == top).mean()),
                    mean_judge=float(jv.mean()), mean_human=float(hv.mean()),

@@ -15,7 +15,7 @@ import pandas as pd
 from django.db import connection
 from django.db.models import Count, FloatField
 from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models.functions import MD5, Cast
 
 from ..analysis import (
     agreement,
@@ -489,10 +489,12 @@ def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame[~is_llm], frame[is_llm]
 
 
-def item_field_values(*, campaign: Campaign, field: str) -> pd.Series:
-    """item id -> the item's data field as text (None when absent), for subsets and pairing."""
+def item_field_values(*, campaign: Campaign, field: str, digest: bool = False) -> pd.Series:
+    """item id -> the item's data field as text (None when absent), for subsets and pairing;
+    with `digest`, its MD5 instead (pairing needs equality only, not long source texts)."""
+    value = KT(f"data__{field}")
     rows = Item.objects.filter(campaign=campaign).order_by().annotate(
-        v=KT(f"data__{field}")).values_list("id", "v")
+        v=MD5(value) if digest else value).values_list("id", "v")
     frame = fetch_frame(rows, ["item", "value"], text=("value",))
     return frame.set_index("item")["value"]
 
@@ -506,7 +508,7 @@ def pairing_field(*, campaign: Campaign, schema: TaskSchema) -> str | None:
     if items.empty or items["system"].nunique() < 2:
         return None
     for field in schema.item_fields:
-        values = item_field_values(campaign=campaign, field=field)
+        values = item_field_values(campaign=campaign, field=field, digest=True)
         segment = values.reindex(items["item"]).to_numpy()
         probe = items.assign(segment=segment)
         if comparisons.shares_segments(probe):
@@ -689,7 +691,8 @@ def campaign_statistics(
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
     if pair_by is None:
         pair_by = pairing_field(campaign=campaign, schema=schema)
-    segments = item_field_values(campaign=campaign, field=pair_by) if pair_by else None
+    segments = (item_field_values(campaign=campaign, field=pair_by, digest=True) if pair_by
+                else None)
     subsets = {field: item_field_values(campaign=campaign, field=field) for field in subset_by}
     options = {"segments": segments, "correction": correction, "alpha": alpha,
                "subsets": subsets, "levels": levels}

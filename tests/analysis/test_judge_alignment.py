@@ -168,3 +168,16 @@ def test_a_third_rater_as_judge_is_measured_against_the_two_humans_mean(owner):
             expected.append((len(shared), float((shared == others[shared.index]).mean())))
     ours_ceiling = sorted((r["n"], round(r["exact"], 9)) for r in ceiling)
     assert ours_ceiling == sorted((n, round(e, 9)) for n, e in expected)
+
+
+def test_values_read_as_objects_still_give_system_level_correlations():
+    # The frame keeps mixed answers as Python objects; the figures must not depend on that.
+    h = [1, 2, 3, 4, 5, 2, 3, 4, 5, 1, 3, 4]
+    j = [2, 2, 3, 5, 5, 1, 3, 3, 4, 1, 4, 4]
+    pairs = pd.DataFrame({"item": range(12), "system": [f"S{n % 4}" for n in range(12)],
+                          "value_human": pd.Series(h, dtype=object),
+                          "value_judge": pd.Series(j, dtype=object)})
+    row = align(pairs, "ordinal", n_boot=0)
+    means = pd.DataFrame({"s": pairs["system"], "h": h, "j": j}).groupby("s").mean()
+    assert row["system_pearson"] == pytest.approx(stats.pearsonr(means["h"], means["j"])[0])
+    assert row["pearson"] == pytest.approx(stats.pearsonr(h, j)[0])
