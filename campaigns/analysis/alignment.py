@@ -218,11 +218,13 @@ def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT) -
     one out): how well a human matches the rest, the ceiling a judge can be held to."""
     rows = []
     systems = humans.drop_duplicates("item")[["item", "system"]]
-    for worker in sorted(humans["worker"].unique()):
-        others = humans[humans["worker"] != worker]
+    by_item = humans.set_index("item", drop=False)
+    for worker, own in humans.groupby("worker", sort=True):
+        # Only the items this human rated: the consensus of the others elsewhere is unused.
+        shared = by_item.loc[by_item.index.isin(own["item"].unique())]
+        others = shared[shared["worker"] != worker].reset_index(drop=True)
         if others.empty:
             continue
         reference = human_consensus(others, levels).merge(systems, on="item")
-        rows += _rows(reference, humans[humans["worker"] == worker].drop(columns=["system"]),
-                      levels, n_boot)
+        rows += _rows(reference, own.drop(columns=["system"]), levels, n_boot)
     return pd.DataFrame(rows, columns=COLUMNS)
