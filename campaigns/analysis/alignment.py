@@ -25,7 +25,9 @@ MIN_IDENTICAL_ITEMS = 5
 ALL_MINIMUM = "all_minimum"
 ALL_IDENTICAL = "all_identical"
 CHUNK_CELLS = 4_000_000
-MAX_KENDALL_BOOTSTRAP = 1_000  # items; Kendall's tau costs n^2 per resample beyond that
+MAX_KENDALL_BOOTSTRAP = 1_000
+MAX_RESAMPLED_VALUES = 5_000_000
+MIN_RESAMPLES = 100  # items; Kendall's tau costs n^2 per resample beyond that
 
 
 def failed_outputs(judged: pd.DataFrame, minima: dict) -> pd.DataFrame:
@@ -150,7 +152,10 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
     numeric = level != "nominal"
     h = hv[None, :] if numeric else None
     j = jv[None, :] if numeric else None
-    point = _figures(h, j, level, categories, hc[None, :], jc[None, :])
+    point = _figures(h, j, level, categories, hc[None, :], jc[None, :], kendall=False)
+    if numeric:  # scipy's O(n log n) tau-b for the point; the O(n^2) rows only in resamples
+        point["kendall"] = np.array([stats.kendalltau(hv, jv).statistic if n >= 2
+                                     else np.nan])
     units = np.concatenate([pairs["item"].to_numpy()] * 2)
     counts, domain = value_counts(units, np.concatenate([hv, jv]) if numeric else codes,
                                   numeric=True)
@@ -159,6 +164,9 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
     for name, values in point.items():
         row[name] = _number(values[0]) if n >= 2 or name == "exact" else None
     if n_boot > 0 and n >= 3:
+        # Resampled values held at once are bounded: big pooled tables get fewer resamples
+        # (never under MIN_RESAMPLES), whose percentiles are already steady at that size.
+        n_boot = max(min(n_boot, MAX_RESAMPLED_VALUES // n), MIN_RESAMPLES)
         draws = np.random.default_rng(seed).integers(0, n, (n_boot, n))
         boot = _figures(hv[draws] if numeric else None, jv[draws] if numeric else None, level,
                         categories, hc[draws], jc[draws], kendall=n <= MAX_KENDALL_BOOTSTRAP)
@@ -213,18 +221,41 @@ def judge_alignment(humans: pd.DataFrame, judges: pd.DataFrame, levels: dict, *,
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT) -> pd.DataFrame:
+def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT,
+                  per_worker: bool = True) -> pd.DataFrame:
     """Each human against the consensus of the other humans on the items they share (leave
-    one out): how well a human matches the rest, the ceiling a judge can be held to."""
+    one out): how well a human matches the rest, the ceiling a judge can be held to.
+
+    Vectorised: every rating is paired with the other ratings of its item and part (a self
+    join), and the consensus rule runs once over (rater, item) keys. With `per_worker` False
+    (large crowds) one pooled row, `judge` "all humans", pairs every rating with the
+    consensus of the others.
+    """
+    ratings = humans.dropna(subset=["value"]).drop_duplicates(["worker", *KEYS, "item"],
+                                                               keep="last")
+    if ratings.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    ratings = ratings.assign(key=ratings["worker"].astype(str) + "\x1f"
+                             + ratings["item"].astype(str))
+    own = ratings[["key", "worker", "item", "system", *KEYS, "value"]]
+    cross = own.merge(ratings[["item", *KEYS, "worker", "value"]], on=["item", *KEYS],
+                      suffixes=("", "_other"))
+    cross = cross[cross["worker"] != cross["worker_other"]]
+    if cross.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    reference = human_consensus(
+        cross[["key", *KEYS, "value_other"]].rename(columns={"key": "item",
+                                                             "value_other": "value"}), levels)
+    paired = own.merge(reference.rename(columns={"item": "key"}), on=["key", *KEYS],
+                       suffixes=("_judge", "_human"))
+    if not per_worker:
+        paired = paired.assign(worker="all humans")
     rows = []
-    systems = humans.drop_duplicates("item")[["item", "system"]]
-    by_item = humans.set_index("item", drop=False)
-    for worker, own in humans.groupby("worker", sort=True):
-        # Only the items this human rated: the consensus of the others elsewhere is unused.
-        shared = by_item.loc[by_item.index.isin(own["item"].unique())]
-        others = shared[shared["worker"] != worker].reset_index(drop=True)
-        if others.empty:
+    for (worker, question, part), group in paired.groupby(["worker", *KEYS], sort=True):
+        level = levels.get((question, part))
+        if level is None:
             continue
-        reference = human_consensus(others, levels).merge(systems, on="item")
-        rows += _rows(reference, own.drop(columns=["system"]), levels, n_boot)
+        unit = group["key"] if not per_worker else group["item"]
+        rows.append({"judge": worker, "question": question, "part": part, "level": level,
+                     **align(group.assign(item=unit.to_numpy()), level, n_boot=n_boot)})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -577,11 +577,11 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agre
         bad = set(zip(failed["judge"], failed["item"], strict=True))
         keep = [(w, i) not in bad for w, i in zip(judged["worker"], judged["item"], strict=True)]
         judged = judged[keep]
-    # Bootstrap intervals for each human's ceiling row only while there are few of them: a
-    # crowd of hundreds would spend minutes on intervals nobody reads one by one.
-    few = rated_humans["worker"].nunique() <= CEILING_INTERVAL_WORKERS
-    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans),
-                                      n_boot=n_boot if few else 0)
+    # One ceiling row per human while there are few of them; a crowd gets one pooled row
+    # (hundreds of rows with intervals would cost minutes and be read by nobody).
+    few = rated_humans["worker"].nunique() <= CEILING_PER_WORKER
+    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans), n_boot=n_boot,
+                                      per_worker=few)
     if judged.empty:
         return {"judges": pd.DataFrame(columns=JUDGE_COLUMNS), "confusion": [],
                 "judged_items": [], "human_ceiling": ceiling, "judge_failed_outputs": failed_list}
@@ -600,7 +600,7 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agre
 
 
 JUDGE_COLUMNS = [*alignment.COLUMNS, "n_items", "exact_agreement"]
-CEILING_INTERVAL_WORKERS = 30
+CEILING_PER_WORKER = 30
 
 
 def _quality(humans: pd.DataFrame) -> pd.DataFrame:

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from campaigns.analysis.alignment import align, cohen_kappa
+from campaigns.analysis.alignment import align, cohen_kappa, human_ceiling
 from campaigns.selectors.analysis import campaign_statistics
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
@@ -181,3 +181,21 @@ def test_values_read_as_objects_still_give_system_level_correlations():
     means = pd.DataFrame({"s": pairs["system"], "h": h, "j": j}).groupby("s").mean()
     assert row["system_pearson"] == pytest.approx(stats.pearsonr(means["h"], means["j"])[0])
     assert row["pearson"] == pytest.approx(stats.pearsonr(h, j)[0])
+
+
+def test_a_crowds_ceiling_is_one_pooled_row_against_the_others_median():
+    rng = np.random.default_rng(2)
+    rows = [(i, f"S{i % 3}", w, float(rng.integers(1, 6)))
+            for i in range(30) for w in rng.choice(8, 3, replace=False)]
+    humans = pd.DataFrame(rows, columns=["item", "system", "worker", "value"]).assign(
+        question="q", part="")
+    pooled = human_ceiling(humans, {("q", ""): "ordinal"}, n_boot=0, per_worker=False)
+    per_worker = human_ceiling(humans, {("q", ""): "ordinal"}, n_boot=0)
+    expected = []
+    for _, r in humans.iterrows():
+        others = humans[(humans["item"] == r["item"]) & (humans["worker"] != r["worker"])]
+        expected.append(r["value"] == others["value"].median())
+    (row,) = pooled.to_dict("records")
+    assert row["judge"] == "all humans" and row["n"] == len(humans)
+    assert row["exact"] == pytest.approx(np.mean(expected))
+    assert per_worker["n"].sum() == len(humans) and len(per_worker) == humans["worker"].nunique()
