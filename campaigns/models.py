@@ -378,6 +378,7 @@ class ExportJob(models.Model):
         JSON = "json", "JSON"
         ANALYSIS_CSV = "analysis-csv", "Analysis tables (CSV)"
         ANALYSIS_JSON = "analysis-json", "Analysis tables (JSON)"
+        ANALYSIS_MD = "analysis-md", "Evaluation report (Markdown)"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-SHARED = Path(settings.BASE_DIR).parent / "shared"
+# SHARED_DATA_DIR points elsewhere when the checkout is not next to the folder (a worktree).
+SHARED = Path(os.environ.get("SHARED_DATA_DIR") or Path(settings.BASE_DIR).parent / "shared")
 
 
 def require(path: Path) -> None:

@@ -118,6 +118,13 @@ def statistics_view(model_admin, request: HttpRequest, campaign: Campaign) -> Ht
     return campaign_statistics_view(request, campaign)
 
 
+def report_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The evaluation report: what a paper's evaluation section needs (the analysis part)."""
+    from .statistics import evaluation_report_view  # loads the analysis too (see above)
+
+    return evaluation_report_view(request, campaign)
+
+
 def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Upload LLM-judge output for the campaign's items (the analysis part's page)."""
     from .statistics import judgments_upload_view  # loads the analysis too (see above)
@@ -132,6 +139,7 @@ def export_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
         messages.error(request, f"Choose a valid export format: {form.errors.as_text()}")
         return redirect("admin:campaigns_campaign_dashboard", campaign.pk)
     options = {name: form.cleaned_data[name] for name in ("gzip", "exclude_flagged")}
+    options["worker_platform"] = form.cleaned_data["worker_platform"] or "human"
     job = export_create(request, campaign, form.cleaned_data["format"], options)
     if job is None:
         return redirect("admin:campaigns_campaign_dashboard", campaign.pk)

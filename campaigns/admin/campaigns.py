@@ -265,6 +265,8 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_dashboard"),
             path("<int:object_id>/statistics/", page(campaign_pages.statistics_view, "view"),
                  name=f"{info}_statistics"),
+            path("<int:object_id>/report/", page(campaign_pages.report_view, "view"),
+                 name=f"{info}_report"),
             path("<int:object_id>/import/", page(campaign_pages.import_view, "change"),
                  name=f"{info}_import"),
             path("<int:object_id>/judgments/", page(campaign_pages.judgments_view, "change"),

@@ -142,4 +142,7 @@ class ExportRequestForm(forms.Form):
     format = forms.ChoiceField(choices=ExportJob.Format.choices, initial=ExportJob.Format.CSV)
     gzip = forms.BooleanField(required=False, label="Compress (gzip)")
     exclude_flagged = forms.BooleanField(required=False, label="Leave out flagged workers")
+    worker_platform = forms.ChoiceField(
+        required=False, label="Whose annotations", initial="human",
+        choices=[("human", "People only"), ("llm", "LLM judges only"), ("all", "Both")])
 

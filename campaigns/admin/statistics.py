@@ -15,7 +15,7 @@ from django.urls import NoReverseMatch, reverse
 
 from ..importing import ImportRejected
 from ..models import Campaign, Worker
-from ..selectors.analysis import campaign_statistics, item_side_by_side
+from ..selectors.analysis import campaign_statistics, evaluation_report, item_side_by_side
 from ..services.judgments import judgments_import, read_judgment_file
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
@@ -42,7 +42,8 @@ def _context(request: HttpRequest, campaign: Campaign, title: str, **extra) -> d
 
 def _charts(statistics: dict) -> dict:
     """The figures the page's script draws: alpha per part, mean score per system with CI."""
-    agreement = [r for r in statistics["agreement"] if r["alpha"] is not None]
+    agreement = [r for r in statistics["agreement"]
+                 if r["alpha"] is not None and r.get("subset") is None]
     scores = {}
     for r in statistics["system_scores"]:
         if r["part"] in CHART_PARTS:
@@ -55,7 +56,7 @@ def _charts(statistics: dict) -> dict:
     for r in statistics["judges"]:
         chart = judges.setdefault(r["judge"], {"labels": [], "exact": []})
         chart["labels"].append(f"{r['question']}.{r['part']}" if r["part"] else r["question"])
-        chart["exact"].append(r["exact_agreement"])
+        chart["exact"].append(r["exact"])
     return {
         "agreement": {"labels": [f"{r['question']}.{r['part']}" if r["part"] else r["question"]
                                  for r in agreement],
@@ -63,6 +64,18 @@ def _charts(statistics: dict) -> dict:
         "scores": [{"title": k, **v} for k, v in scores.items()],
         "judges": [{"title": k, **v} for k, v in judges.items()],
     }
+
+
+ALIGNMENT_FIGURES = ("exact", "kappa", "kappa_weighted", "alpha", "pearson", "spearman",
+                     "kendall")
+
+
+def _alignment(rows: list[dict]) -> list[dict]:
+    """Alignment rows with their figures as (value, low, high) in column order, for the
+    template."""
+    return [{**r, "figures": [{"value": r.get(f), "low": r.get(f"{f}_ci_low"),
+                               "high": r.get(f"{f}_ci_high")} for f in ALIGNMENT_FIGURES]}
+            for r in rows]
 
 
 def _confusion(statistics: dict) -> list[dict]:
@@ -86,9 +99,42 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
     return TemplateResponse(request, "admin/campaigns/statistics.html", _context(
         request, campaign, f"Statistics: {campaign.name}",
         statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
+        alignment_judges=_alignment(statistics["judges"]),
+        alignment_ceiling=_alignment(statistics["human_ceiling"]),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
+        export_url=_url("admin:campaigns_campaign_export", campaign),
+        report_url=_url("admin:campaigns_campaign_report", campaign),
+    ))
+
+
+class ReportOptionsForm(forms.Form):
+    exclude_flagged = forms.BooleanField(required=False, label="Exclude flagged workers")
+    correction = forms.ChoiceField(choices=[("holm", "Holm"), ("bh", "Benjamini-Hochberg")],
+                                   required=False, initial="holm")
+    effect = forms.FloatField(required=False, min_value=1e-9, label="Effect to detect",
+                              help_text="In the scale's units; empty: 0.2 sd of the ratings.")
+    power = forms.FloatField(required=False, min_value=0.5, max_value=0.99, initial=0.8)
+
+
+def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """GET: the evaluation report (design, agreement, results, comparisons, quality, judges,
+    warnings, planning) rendered from its Markdown, which every supplied text reaches escaped
+    and which is sanitised on display; bad options show the form's errors."""
+    from ..views.safe_markdown import render_markdown
+
+    form = ReportOptionsForm(request.GET or None)
+    built = None
+    if not request.GET or form.is_valid():
+        options = form.cleaned_data if request.GET else {}
+        built = evaluation_report(
+            campaign=campaign, exclude_flagged=bool(options.get("exclude_flagged")),
+            correction=options.get("correction") or "holm", effect=options.get("effect"),
+            power=options.get("power") or 0.8)
+    return TemplateResponse(request, "admin/campaigns/report.html", _context(
+        request, campaign, f"Evaluation report: {campaign.name}", form=form,
+        report=built, report_html=render_markdown(built["markdown"]) if built else "",
         export_url=_url("admin:campaigns_campaign_export", campaign),
     ))
 

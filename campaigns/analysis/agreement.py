@@ -216,3 +216,23 @@ def agreement_table(frame: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT) 
     columns = ["question", "part", "level", "alpha", "ci_low", "ci_high", "n_items", "n_raters",
                "n_ratings"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def subset_agreement(
+    frame: pd.DataFrame, levels: dict, subsets: dict[str, pd.Series], *, n_boot: int = N_BOOT
+) -> pd.DataFrame:
+    """agreement_table pooled (subset None) and within each value of each subset field.
+
+    `frame` as for agreement_table plus column `item`; `subsets` maps a field name (e.g.
+    "system" or an item field such as a language pair) to item id -> value. A pooled alpha
+    over subsets that differ describes none of them (a language pair that agrees well pooled
+    with one that does not), so each subset gets its own row with `subset` = {field: value}.
+    """
+    tables = [agreement_table(frame, levels, n_boot=n_boot).assign(subset=None)]
+    for field, values in subsets.items():
+        keys = values.reindex(frame["item"]).to_numpy()
+        for value in sorted({v for v in keys if v is not None and v == v}, key=str):
+            table = agreement_table(frame[keys == value], levels, n_boot=n_boot)
+            tables.append(table.assign(subset=[{field: value}] * len(table)))
+    table = pd.concat([t for t in tables if len(t)] or tables[:1], ignore_index=True)
+    return table.astype({"subset": object})

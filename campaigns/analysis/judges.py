@@ -18,7 +18,9 @@ COLUMNS = ["judge", "question", "part", "level", "n_items", "exact_agreement", "
 
 def _consensus(group: pd.DataFrame, level: str) -> pd.DataFrame:
     """Per item of one part. Nominal: the most frequent value (the smallest on a tie);
-    ordinal: the lower median (stays on the scale); interval: the mean. Vectorised."""
+    ordinal: the median, with an even number of raters the midpoint of the two middle values
+    (it may fall between two scale points, where no single rater's value is favoured);
+    interval and ratio: the mean. Vectorised."""
     keys = [*KEYS, "item"]
     if level == "nominal":
         counts = group.assign(value=group["value"].astype(str)).groupby(
@@ -26,12 +28,8 @@ def _consensus(group: pd.DataFrame, level: str) -> pd.DataFrame:
         counts = counts.sort_values([*keys, "n", "value"], ascending=[True] * 3 + [False, True])
         return counts.drop_duplicates(keys)[[*keys, "value"]]
     numbers = group.assign(value=group["value"].astype(float))
-    if level != "ordinal":
-        return numbers.groupby(keys, sort=False, as_index=False)["value"].mean()
-    ordered = numbers.sort_values([*keys, "value"])
-    position = ordered.groupby(keys, sort=False).cumcount()
-    size = ordered.groupby(keys, sort=False)["value"].transform("size")
-    return ordered[position == (size - 1) // 2][[*keys, "value"]]
+    how = "median" if level == "ordinal" else "mean"
+    return numbers.groupby(keys, sort=False, as_index=False)["value"].agg(how)
 
 
 def human_consensus(frame: pd.DataFrame, levels: dict) -> pd.DataFrame:

@@ -1,11 +1,10 @@
-"""Per-system scores: raw means with bootstrap CIs, WMT z-scores, ranking and rank tests.
+"""Per-system scores: raw means with item-clustered CIs, WMT z-scores and the ranking.
 
 Input frames hold numeric judgments in long form with columns item, system, worker, question,
-part, value (floats). Text and nominal answers are left out by the caller.
+part, value (floats). Text and nominal answers are left out by the caller. Comparisons
+between systems are in comparisons.py.
 """
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 import pandas as pd
@@ -34,21 +33,56 @@ def bootstrap_mean_ci(
     return float(low), float(high)
 
 
+MIN_BOOTSTRAP_ITEMS = 20  # below this an item bootstrap is too narrow: a t-interval instead
+MAX_BOOTSTRAP_ITEMS = 5_000  # above this the normal interval agrees with the bootstrap
+CI_METHODS = ("item_bootstrap", "item_cluster_t", "item_cluster_normal")
+
+
+def item_cluster_ci(
+    items: np.ndarray, values: np.ndarray, *, n_boot: int = N_BOOT, seed: int = 0
+) -> tuple[float | None, float | None, str | None]:
+    """95% CI of the mean of all ratings that respects ratings sharing an item.
+
+    Items are the clusters: 20 to 5,000 items, a percentile bootstrap that resamples items and
+    keeps each item's ratings (the mean of a resample is its ratings' mean); fewer items, a
+    t-interval with (items - 1) degrees of freedom on the cluster-robust (ratio-estimator)
+    standard error; more, the normal interval on that standard error. With one rating per
+    item all three reduce to the usual intervals. Items are sorted first, so the interval does
+    not depend on the order rows were read in.
+    """
+    sums = pd.Series(values, dtype=float).groupby(np.asarray(items), sort=True).agg(["sum", "size"])
+    y, m = sums["sum"].to_numpy(), sums["size"].to_numpy(dtype=float)
+    k = len(y)
+    if k < 2 or n_boot <= 0:
+        return None, None, None
+    mean = y.sum() / m.sum()
+    se = np.sqrt(k / (k - 1) * ((y - mean * m) ** 2).sum()) / m.sum()
+    if k < MIN_BOOTSTRAP_ITEMS or k > MAX_BOOTSTRAP_ITEMS:
+        method = "item_cluster_t" if k < MIN_BOOTSTRAP_ITEMS else "item_cluster_normal"
+        quantile = stats.t.ppf(0.975, k - 1) if k < MIN_BOOTSTRAP_ITEMS else 1.959964
+        return float(mean - quantile * se), float(mean + quantile * se), method
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, k, (n_boot, k))
+    means = y[draws].sum(axis=1) / m[draws].sum(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high), "item_bootstrap"
+
+
 def system_scores(frame: pd.DataFrame, *, n_boot: int = N_BOOT) -> pd.DataFrame:
-    """Per (question, part, system): n, mean, sd (n-1), 95% bootstrap CI of the mean."""
+    """Per (question, part, system): n ratings, items, mean, sd (n-1) and a 95% CI of the mean
+    that resamples items (`item_cluster_ci`; the method used is in `ci_method`)."""
     rows = []
     for (question, part, system), group in frame.groupby([*KEYS, "system"], sort=True):
         values = group["value"].to_numpy(dtype=float)
-        low, high = bootstrap_mean_ci(values, n_boot=n_boot)
+        low, high, method = item_cluster_ci(group["item"].to_numpy(), values, n_boot=n_boot)
         rows.append({
             "question": question, "part": part, "system": system, "n": len(values),
-            "mean": float(values.mean()),
+            "n_items": int(group["item"].nunique()), "mean": float(values.mean()),
             "sd": float(values.std(ddof=1)) if len(values) > 1 else None,
-            "ci_low": low, "ci_high": high,
+            "ci_low": low, "ci_high": high, "ci_method": method,
         })
-    return pd.DataFrame(
-        rows, columns=["question", "part", "system", "n", "mean", "sd", "ci_low", "ci_high"]
-    )
+    return pd.DataFrame(rows, columns=["question", "part", "system", "n", "n_items", "mean",
+                                       "sd", "ci_low", "ci_high", "ci_method"])
 
 
 def z_scores(frame: pd.DataFrame) -> pd.DataFrame:
@@ -68,37 +102,20 @@ def _item_means(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def system_ranking(frame: pd.DataFrame) -> pd.DataFrame:
-    """Systems ranked by mean z (of item means) per (question, part); rank 1 is best."""
+def system_ranking(frame: pd.DataFrame, *, blocked: dict | None = None) -> pd.DataFrame:
+    """Systems ranked by mean z (of item means) per (question, part); rank 1 is best.
+
+    A part in `blocked` (raters nested in systems: every system's mean z is 0 by construction)
+    keeps its means but gets no rank.
+    """
+    blocked = blocked or {}
     items = _item_means(z_scores(frame))
     table = items.groupby([*KEYS, "system"], as_index=False).agg(
         n_items=("item", "nunique"), mean_raw=("value", "mean"), mean_z=("z", "mean")
     )
-    table = table.sort_values([*KEYS, "mean_z"], ascending=[True, True, False])
-    table["rank"] = table.groupby(KEYS).cumcount() + 1
+    table = table.sort_values([*KEYS, "mean_z", "system"], ascending=[True, True, False, True])
+    table["rank"] = (table.groupby(KEYS).cumcount() + 1).astype(object)
+    if blocked:
+        off = [(q, p) in blocked for q, p in zip(table["question"], table["part"], strict=True)]
+        table.loc[off, "rank"] = None
     return table.reset_index(drop=True)
-
-
-def pairwise_tests(frame: pd.DataFrame, *, alpha: float = ALPHA) -> pd.DataFrame:
-    """Two-sided Mann-Whitney U between every pair of systems on item-level mean z-scores.
-
-    `distinguishable` is p < alpha; `better` names the system with the higher mean z then.
-    """
-    items = _item_means(z_scores(frame))
-    rows = []
-    for (question, part), group in items.groupby(KEYS, sort=True):
-        by_system = {s: g["z"].to_numpy() for s, g in group.groupby("system", sort=True)}
-        for a, b in itertools.combinations(sorted(by_system), 2):
-            za, zb = by_system[a], by_system[b]
-            if len(za) < 1 or len(zb) < 1:
-                continue
-            u, p = stats.mannwhitneyu(za, zb, alternative="two-sided")
-            significant = bool(p < alpha)
-            better = (a if za.mean() > zb.mean() else b) if significant else None
-            rows.append({
-                "question": question, "part": part, "system_a": a, "system_b": b,
-                "n_a": len(za), "n_b": len(zb), "u": float(u), "p": float(p),
-                "distinguishable": significant, "better": better,
-            })
-    return pd.DataFrame(rows, columns=["question", "part", "system_a", "system_b", "n_a", "n_b",
-                                       "u", "p", "distinguishable", "better"])

@@ -28,6 +28,9 @@ class ExportOptionsInput(StrictInput):
         required=False, help_text="Platform ids instead of pseudonyms (personal data!).")
     exclude_flagged = serializers.BooleanField(
         required=False, help_text="Leave out workers flagged by the quality checks.")
+    worker_platform = serializers.ChoiceField(
+        choices=("human", "llm", "all"), required=False,
+        help_text="Whose annotations: people (default), LLM judges, or all of them.")
 
 
 class ExportJobOutput(serializers.ModelSerializer):

@@ -1,7 +1,12 @@
-"""LLM-judge import: rows of (item id, judge, raw output), all or nothing."""
+"""Judgment import: rows of (item id, judge or rater, raw output), all or nothing.
+
+`platform` says whose judgments they are: `llm` (default) for an LLM judge, a human platform
+(`account` for e.g. published expert scores) for past human ratings, which then count toward
+the items' progress and k.
+"""
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -9,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..importing import ImportRejected, RowError
+from ..models import Worker
 from ..services.judgments import (
     MAX_OUTPUT_CHARS,
     JudgmentRow,
@@ -66,6 +72,14 @@ class JudgmentImportApi(APIView):
         file = serializers.FileField(help_text="CSV, TSV or JSONL: item, judge, output columns.")
         judge = serializers.CharField(required=False, max_length=200,
                                       help_text="The judge's name if the file has no judge column.")
+        platform = serializers.ChoiceField(choices=Worker.Platform.values, required=False,
+                                           default=Worker.Platform.LLM)
+
+    class PlatformInput(serializers.Serializer):
+        platform = serializers.ChoiceField(
+            choices=Worker.Platform.values, required=False, default=Worker.Platform.LLM,
+            help_text="llm for an LLM judge; a human platform (e.g. account) for past human "
+                      "ratings: one worker per rater id, counted toward progress and k.")
 
     @extend_schema(
         operation_id="judgments_import", tags=["judgments"],
@@ -76,6 +90,10 @@ class JudgmentImportApi(APIView):
             {"item": "r2", "judge": "gpt-4o",
              "output": "Scores:\n```\n{\"coherence\": 2, \"sentiment\": 5}\n```"},
         ])],
+        parameters=[OpenApiParameter("platform", str, enum=list(Worker.Platform.values),
+                                     description=(
+            "JSON body: whose judgments these are (default llm). A human platform (account, "
+            "link, ...) imports past human ratings that count toward progress and k."))],
         responses={200: JudgmentImportOutput, **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):
@@ -87,7 +105,9 @@ class JudgmentImportApi(APIView):
             content = data["file"].read()
             check_storable(content)
             rows = read_judgment_file(content, data["file"].name or "", judge=data.get("judge"))
+            platform = data["platform"]
         else:
+            platform = validated(self.PlatformInput, request.query_params)["platform"]
             rows = _rows_from_json(request.data)
-        result = judgments_import(campaign=campaign, rows=rows)
+        result = judgments_import(campaign=campaign, rows=rows, platform=platform)
         return Response(self.JudgmentImportOutput(result).data)

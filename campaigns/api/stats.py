@@ -28,15 +28,52 @@ STATS_SCHEMA = {
 }
 
 
+LEVEL_CHOICES = ("ordinal", "interval", "ratio")
+FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
 class CampaignStatsApi(APIView):
     class StatsFilterInput(serializers.Serializer):
         exclude_flagged = serializers.BooleanField(required=False, default=False)
+        correction = serializers.ChoiceField(choices=("holm", "bh"), required=False,
+                                             default="holm")
+        alpha = serializers.FloatField(required=False, default=0.05, min_value=0.0001,
+                                       max_value=0.5)
+        pair_by = serializers.RegexField(FIELD_NAME, required=False, allow_blank=True,
+                                         default=None)
+        subset_by = serializers.ListField(child=serializers.RegexField(FIELD_NAME),
+                                          required=False, default=list, max_length=5)
+        include_failed_judge_outputs = serializers.BooleanField(required=False, default=False)
+        levels = serializers.ListField(child=serializers.RegexField(
+            r"^[A-Za-z0-9_.-]{1,64}:(ordinal|interval|ratio)$"), required=False, default=list,
+            max_length=50)
+
+        def validate_levels(self, value):
+            return dict(v.split(":", 1) for v in value)
 
     @extend_schema(
         operation_id="campaigns_stats", tags=["statistics"],
-        parameters=[OpenApiParameter("exclude_flagged", bool, description=(
-            "Leave workers flagged by quality control out of every statistic; `changes` then "
-            "compares the figures with and without them."))],
+        parameters=[
+            OpenApiParameter("exclude_flagged", bool, description=(
+                "Leave workers flagged by quality control out of every statistic; `changes` "
+                "then compares the figures with and without them.")),
+            OpenApiParameter("correction", str, enum=["holm", "bh"], description=(
+                "Multiple-comparison correction over the system pairs of a question: Holm "
+                "(family-wise, default) or Benjamini-Hochberg (false discovery rate).")),
+            OpenApiParameter("alpha", float, description="Significance level (default 0.05)."),
+            OpenApiParameter("pair_by", str, description=(
+                "Item field whose values pair systems (the same input answered by each); "
+                "default: the first displayed field that does; empty for unpaired tests.")),
+            OpenApiParameter("subset_by", str, many=True, description=(
+                "Item fields (e.g. a language pair) to give agreement per value of, beside "
+                "the pooled and per-system figures.")),
+            OpenApiParameter("include_failed_judge_outputs", bool, description=(
+                "Count judge outputs detected as failed runs (all-minimum, identical for every "
+                "item) in the judge figures; by default they are listed and left out.")),
+            OpenApiParameter("levels", str, many=True, description=(
+                "`question:level` (ordinal, interval, ratio) to state a numeric question's "
+                "level of measurement for agreement.")),
+        ],
         responses={200: STATS_SCHEMA, **openapi.errors()},
     )
     def get(self, request, slug: str):
@@ -45,8 +82,17 @@ class CampaignStatsApi(APIView):
         from ..selectors.analysis import campaign_statistics
 
         campaign = campaign_for(request.user, slug)
-        filters = validated(self.StatsFilterInput, request.query_params)
+        filters = validated(self.StatsFilterInput, _lists(request.query_params,
+                                                          ("subset_by", "levels")))
+        filters["subset_by"] = tuple(filters["subset_by"])
         return Response(campaign_statistics(campaign=campaign, **filters))
+
+
+def _lists(params, names: tuple[str, ...]) -> dict:
+    """Query parameters with the repeatable ones as lists (?subset_by=a&subset_by=b)."""
+    data = {key: params.get(key) for key in params}
+    data.update({name: params.getlist(name) for name in names if name in params})
+    return data
 
 
 AGREEMENT_SCHEMA = {
@@ -62,6 +108,7 @@ AGREEMENT_SCHEMA = {
         "n_items": {"type": "integer"},
         "n_raters": {"type": "integer"},
         "n_ratings": {"type": "integer"},
+        "subset": {"type": ["object", "null"], "description": "Always null here: pooled."},
     },
     "required": ["question", "part", "level", "alpha", "ci_low", "ci_high", "n_items",
                  "n_raters", "n_ratings"],
@@ -110,3 +157,47 @@ class QuestionAgreementApi(APIView):
             raise exceptions.ValidationError({"part": [f"{exc}: no agreement to compute."]}
                                              ) from None
         return Response(row)
+
+
+REPORT_SCHEMA = {
+    "type": "object",
+    "description": "The evaluation report (see docs/analysis): design, warnings, agreement, "
+                   "systems, comparisons, quality, judges, planning, and `markdown`.",
+    "properties": {"campaign": {"type": "string"}, "markdown": {"type": "string"},
+                   "design": {"type": "object", "additionalProperties": {}},
+                   "planning": {"type": "array", "items": {"type": "object"}}},
+    "required": ["campaign", "markdown", "design", "planning"],
+    "additionalProperties": {},
+}
+
+
+class CampaignReportApi(APIView):
+    class ReportInput(CampaignStatsApi.StatsFilterInput):
+        effect = serializers.FloatField(required=False, default=None, min_value=1e-9,
+                                        allow_null=True)
+        power = serializers.FloatField(required=False, default=0.8, min_value=0.5,
+                                       max_value=0.99)
+
+    @extend_schema(
+        operation_id="campaigns_report", tags=["statistics"],
+        parameters=[
+            OpenApiParameter("effect", float, description=(
+                "Planning: the difference between two systems' means to detect, in the "
+                "scale's units (default 0.2 sd of the ratings).")),
+            OpenApiParameter("power", float, description="Planning: the power (default 0.8)."),
+            OpenApiParameter("exclude_flagged", bool),
+            OpenApiParameter("correction", str, enum=["holm", "bh"]),
+            OpenApiParameter("alpha", float),
+        ],
+        responses={200: REPORT_SCHEMA, **openapi.errors()},
+    )
+    def get(self, request, slug: str):
+        """The evaluation report: what a paper's human-evaluation section needs, from the same
+        figures as /stats/, with a planning table and the report as Markdown."""
+        from ..selectors.analysis import evaluation_report
+
+        campaign = campaign_for(request.user, slug)
+        filters = validated(self.ReportInput, _lists(request.query_params,
+                                                     ("subset_by", "levels")))
+        filters["subset_by"] = tuple(filters["subset_by"])
+        return Response(evaluation_report(campaign=campaign, **filters))

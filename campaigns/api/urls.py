@@ -31,6 +31,7 @@ urlpatterns = [
          name="judgments-import"),
     path(f"{CAMPAIGN}stats/", stats.CampaignStatsApi.as_view(), name="stats"),
     path(f"{CAMPAIGN}agreement/", stats.QuestionAgreementApi.as_view(), name="agreement"),
+    path(f"{CAMPAIGN}report/", stats.CampaignReportApi.as_view(), name="report"),
     path(f"{CAMPAIGN}exports/", exports.ExportListCreateApi.as_view(), name="exports"),
     path(f"{CAMPAIGN}exports/<int:job_id>/", exports.ExportDetailApi.as_view(),
          name="exports-detail"),

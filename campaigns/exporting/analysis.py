@@ -1,6 +1,8 @@
 """The "analysis" export: every table of the statistics page, as one CSV or one JSON document.
 
-analysis-json: campaign_statistics() as it is (the API's stats body).
+analysis-json: campaign_statistics() as it is (the API's stats body), plus `report`, the
+evaluation report (selectors.analysis.evaluation_report) built from those same figures.
+analysis-md: that report as Markdown.
 analysis-csv: one CSV whose first column `table` names the table each row belongs to
 (agreement, system_scores, ranking, pairwise, quality, judges, confusion, progress, changes_*,
 ...); the other columns are the union of all tables' columns, empty where a table has none.
@@ -14,18 +16,23 @@ import json
 from typing import TextIO
 
 from ..models import ExportJob
-from ..selectors.analysis import campaign_statistics
+from ..selectors.analysis import campaign_statistics, evaluation_report
 from .cells import csv_cell
 
-SCALARS = ("campaign", "exclude_flagged")
+SCALARS = ("campaign", "exclude_flagged", "figures_from")
 
 
 def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
     """Write the job's campaign statistics to a text stream in the job's analysis format."""
     statistics = campaign_statistics(
         campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
-    if job.format == ExportJob.Format.ANALYSIS_JSON:
-        json.dump(statistics, stream, ensure_ascii=False, indent=1)
+    if job.format in (ExportJob.Format.ANALYSIS_JSON, ExportJob.Format.ANALYSIS_MD):
+        built = evaluation_report(campaign=job.campaign, statistics=statistics)
+        if job.format == ExportJob.Format.ANALYSIS_MD:
+            stream.write(built.pop("markdown"))
+            return
+        built.pop("markdown")
+        json.dump({**statistics, "report": built}, stream, ensure_ascii=False, indent=1)
         stream.write("\n")
     else:
         write_tables_csv(statistics, stream)
@@ -36,12 +43,14 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
     tables: dict[str, list[dict]] = {
         "summary": [{"campaign": statistics["campaign"],
                      "exclude_flagged": statistics["exclude_flagged"],
+                     "figures_from": statistics.get("figures_from"),
                      **{k: v for k, v in statistics["counts"].items() if k != "judges"},
+                     **statistics.get("options", {}),
                      "judges_list": "; ".join(statistics["counts"]["judges"])}],
     }
     for name, value in statistics.items():
         if name in SCALARS or name in ("counts", "confusion", "changes", "judged_items",
-                                       "flagged_workers"):
+                                       "flagged_workers", "options"):
             continue
         tables[name] = value
     tables["confusion"] = [

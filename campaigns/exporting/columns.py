@@ -68,6 +68,9 @@ META_COLUMNS = (
     "control_passed",
 )
 LONG_COLUMNS = ("question", "part", "value")
+# csv-long's `part` of a whole answer: an empty cell reads as NaN in pandas, and
+# groupby(["question", "part"]) silently drops NaN keys, so the whole answers would vanish.
+WHOLE_PART = "(whole)"
 
 # A pseudonym is an HMAC; caching it per worker id saves most of the cost. Bounded, so memory
 # stays flat even when every annotation has a different worker.

@@ -8,7 +8,7 @@ from typing import ClassVar, TextIO
 import orjson
 
 from .cells import formula_in_csv, neutralise
-from .columns import ANSWERS, LONG_COLUMNS, ColumnPlan
+from .columns import ANSWERS, LONG_COLUMNS, WHOLE_PART, ColumnPlan
 from .source import judge_details
 
 BOOL_TEXT = {True: "true", False: "false", None: None}
@@ -89,7 +89,7 @@ class CsvLongWriter(ExportWriter):
             meta = self.plan.meta(row)
             meta[passed] = BOOL_TEXT[meta[passed]]
             for question, part, value in self.plan.atoms(orjson.loads(row[ANSWERS])):
-                out.append([*meta, question, part, value])
+                out.append([*meta, question, part or WHOLE_PART, value])
         self.write_rows(out)
 
 

@@ -23,7 +23,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from ..models import Annotation, Assignment, Item, Worker
-from .columns import ColumnPlan
+from .columns import WHOLE_PART, ColumnPlan
 from .formats import CsvLongWriter, CsvWriter
 from .pseudonyms import worker_pseudonym
 from .source import ExportScope, annotation_chunks
@@ -203,7 +203,8 @@ def select_long_sql(plan: ColumnPlan, where: str) -> str | None:
     if not blocks:
         return None
     ids = ", ".join(f"'{q.id}'" for q in plan.questions)  # ids match ID_PATTERN
-    outer += [text_cell(f"((ARRAY[{ids}])[z.qn + 1])"), text_cell("z.part"), json_cell("z.value")]
+    outer += [text_cell(f"((ARRAY[{ids}])[z.qn + 1])"),
+              text_cell(f"COALESCE(NULLIF(z.part, ''), '{WHOLE_PART}')"), json_cell("z.value")]
     return (
         f"SELECT {', '.join(outer)} FROM ("  # noqa: S608 (schema names, escaped by sql_text)
         f"{_annotation_rows(inner, where)}) x "

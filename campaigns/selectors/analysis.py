@@ -13,11 +13,21 @@ import re
 import numpy as np
 import pandas as pd
 from django.db import connection
-from django.db.models import FloatField
+from django.db.models import Count, FloatField
 from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models.functions import SHA256, Cast
 
-from ..analysis import agreement, judges, quality, scores
+from ..analysis import (
+    agreement,
+    alignment,
+    comparisons,
+    judges,
+    planning,
+    quality,
+    reliability,
+    report,
+    scores,
+)
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, Worker
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
@@ -270,7 +280,8 @@ def question_agreement(
         counts, domain = _tallied_value_counts(campaign, key)
         result = agreement.alpha_result(counts, domain, level, n_boot=n_boot,
                                         n_raters=_tallied_raters(campaign, q.id, part, key))
-        return {"question": q.id, "part": part, "level": level, **result.as_dict()}
+        return {"question": q.id, "part": part, "level": level, **result.as_dict(),
+                "subset": None}
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, _ = split_frame(frame)
     if exclude_flagged:
@@ -282,8 +293,9 @@ def question_agreement(
     if table.empty:
         empty = agreement.alpha_result(np.zeros((0, 0), dtype=np.int64), np.array([]), level,
                                        n_raters=0, n_boot=0)
-        return {"question": q.id, "part": part, "level": level, **empty.as_dict()}
-    return records(table)[0]
+        return {"question": q.id, "part": part, "level": level, **empty.as_dict(),
+                "subset": None}
+    return {**records(table)[0], "subset": None}
 
 
 def _tallied_raters(campaign: Campaign, question: str, part: str, key: str) -> int:
@@ -477,41 +489,134 @@ def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return frame[~is_llm], frame[is_llm]
 
 
-def _human_tables(humans: pd.DataFrame, n_boot: int) -> dict[str, pd.DataFrame]:
+def item_field_values(*, campaign: Campaign, field: str, digest: bool = False) -> pd.Series:
+    """item id -> the item's data field as text (None when absent), for subsets and pairing;
+    with `digest`, its SHA-256 instead (pairing needs equality only, not long source texts)."""
+    value = KT(f"data__{field}")
+    rows = Item.objects.filter(campaign=campaign).order_by().annotate(
+        v=SHA256(value) if digest else value).values_list("id", "v")
+    frame = fetch_frame(rows, ["item", "value"], text=("value",))
+    return frame.set_index("item")["value"]
+
+
+def pairing_field(*, campaign: Campaign, schema: TaskSchema) -> str | None:
+    """The first displayed item field that pairs the systems: every system's regular items
+    have it, one item per value and system, and all systems cover the same values (every
+    system answered the same inputs). None when no field does (unpaired comparisons)."""
+    items = fetch_frame(Item.objects.filter(campaign=campaign, control="").order_by()
+                        .values_list("id", "system"), ["item", "system"], text=("system",))
+    if items.empty or items["system"].nunique() < 2:
+        return None
+    for field in schema.item_fields:
+        values = item_field_values(campaign=campaign, field=field, digest=True)
+        segment = values.reindex(items["item"]).to_numpy()
+        probe = items.assign(segment=segment)
+        if comparisons.shares_segments(probe):
+            return field
+    return None
+
+
+def _design_input(numeric: pd.DataFrame, segments: pd.Series | None) -> pd.DataFrame:
+    question_level = numeric[numeric["part"].isin(QUESTION_PARTS)]
+    if segments is None:
+        return question_level.assign(segment=None)
+    return question_level.assign(segment=segments.reindex(question_level["item"]).to_numpy())
+
+
+def _human_tables(
+    humans: pd.DataFrame, n_boot: int, *, segments: pd.Series | None = None,
+    correction: str = "holm", alpha: float = comparisons.ALPHA,
+    subsets: dict[str, pd.Series] | None = None, levels: dict[str, str] | None = None,
+) -> dict[str, pd.DataFrame]:
     rated = humans[humans["rated"] & humans["control"].eq("")]
     agree = _agreement_input(rated)
+    agree_levels = {(q, p): (levels or {}).get(q, lv) if lv in NUMERIC else lv
+                    for (q, p), lv in _levels(agree).items()}
+    by = dict(subsets or {})
+    if rated["system"].nunique() > 1:
+        by = {"system": rated.drop_duplicates("item").set_index("item")["system"], **by}
     numeric = rated[rated["level"].isin(NUMERIC)].assign(
         value=lambda f: f["value"].astype(float), worker=lambda f: f["worker_name"])
+    # Design checks and rank tests per question (a rubric's total), not per criterion: 15
+    # criteria x all system pairs would mostly add multiple-comparison noise (and cost).
+    design = _design_input(numeric, segments)
+    warnings = comparisons.design_checks(design)
+    blocked = comparisons.blocked_parts(warnings)
+    ranking = scores.system_ranking(numeric, blocked=blocked)
+    compared = comparisons.compare_systems(
+        scores.z_scores(design), alpha=alpha, correction=correction, blocked=blocked,
+        n_boot=n_boot)
+    ranking["cluster"] = comparisons.significance_clusters(ranking, compared)
     return {
-        "agreement": agreement.agreement_table(agree, _levels(agree), n_boot=n_boot),
+        "agreement": agreement.subset_agreement(agree, agree_levels, by, n_boot=n_boot),
         "system_scores": scores.system_scores(numeric, n_boot=n_boot),
-        "ranking": scores.system_ranking(numeric),
-        # Rank tests per question (a rubric's total), not per criterion: 15 criteria x all
-        # system pairs would mostly add multiple-comparison noise (and cost).
-        "pairwise": scores.pairwise_tests(numeric[numeric["part"].isin(QUESTION_PARTS)]),
+        "ranking": ranking,
+        "comparisons": compared,
+        "design_warnings": pd.DataFrame([w.as_dict() for w in warnings],
+                                        columns=["code", "message", "question", "part"]),
     }
 
 
-def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame) -> dict:
+def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agreement.N_BOOT,
+                  include_failed: bool = False) -> dict:
+    """Judge alignment against the human consensus, the human ceiling, failed judge outputs
+    (listed always, left out of the figures unless `include_failed`) and confusion matrices."""
+    rated_humans = humans[humans["rated"] & humans["control"].eq("")].assign(
+        worker=lambda f: f["worker_name"])
     judged = llm[llm["rated"] & llm["control"].eq("")].assign(worker=lambda f: f["worker_name"])
+    levels = _levels(pd.concat([rated_humans, judged]))
+    numeric = pd.concat([rated_humans, judged])
+    numeric = numeric[numeric["level"].isin(NUMERIC)]
+    minima = numeric.assign(value=numeric["value"].astype(float)).groupby(
+        ["question", "part"])["value"].min().to_dict()
+    failed = alignment.failed_outputs(judged, minima)
+    failed_rows = failed.merge(judged.drop_duplicates("item")[["item", "external_id"]], on="item")
+    failed_list = [{"judge": r.judge, "item": r.external_id, "reason": r.reason}
+                   for r in failed_rows.sort_values(["judge", "external_id"]).itertuples()]
+    if len(failed) and not include_failed:
+        bad = set(zip(failed["judge"], failed["item"], strict=True))
+        keep = [(w, i) not in bad for w, i in zip(judged["worker"], judged["item"], strict=True)]
+        judged = judged[keep]
+    # One ceiling row per human while there are few of them; a crowd gets one pooled row
+    # (hundreds of rows with intervals would cost minutes and be read by nobody).
+    few = rated_humans["worker"].nunique() <= CEILING_PER_WORKER
+    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans), n_boot=n_boot,
+                                      per_worker=few)
     if judged.empty:
-        return {"judges": pd.DataFrame(columns=judges.COLUMNS), "confusion": [],
-                "judged_items": []}
-    rated = humans[humans["rated"] & humans["control"].eq("") & humans["item"].isin(
-        judged["item"])]
-    levels = _levels(rated)
+        return {"judges": pd.DataFrame(columns=JUDGE_COLUMNS), "confusion": [],
+                "judged_items": [], "human_ceiling": ceiling, "judge_failed_outputs": failed_list}
+    rated = rated_humans[rated_humans["item"].isin(judged["item"])]
+    table = alignment.judge_alignment(rated, judged, levels, n_boot=n_boot)
+    # The names this table had before the alignment report, kept beside the new ones.
+    table = table.assign(n_items=table["n"], exact_agreement=table["exact"])
     consensus = judges.human_consensus(rated, levels)
     return {
-        "judges": judges.compare_judges(consensus, judged, levels),
+        "judges": table[JUDGE_COLUMNS],
         "confusion": judges.confusion_matrices(consensus, judged),
         "judged_items": sorted(set(judged["external_id"]) & set(rated["external_id"])),
+        "human_ceiling": ceiling,
+        "judge_failed_outputs": failed_list,
     }
+
+
+JUDGE_COLUMNS = [*alignment.COLUMNS, "n_items", "exact_agreement"]
+CEILING_PER_WORKER = 30
 
 
 def _quality(humans: pd.DataFrame, campaign: Campaign | None = None) -> pd.DataFrame:
+    """Quality checks per worker (with the campaign's speed floors), and the leave-one-out
+    correlation (which flags)."""
     rules, humans = _speed_rules(humans, campaign)
-    table = quality.worker_quality(humans.assign(worker=humans["worker_name"]), rules)
-    return table
+    named = humans.assign(worker=humans["worker_name"])
+    table = quality.worker_quality(named, rules)
+    return reliability.with_loo_flags(table, reliability.loo_correlations(_rated_units(named)))
+
+
+def _rated_units(named: pd.DataFrame) -> pd.DataFrame:
+    """Rated regular-item judgments with `item` set to the unit of agreement (a summary line
+    is its own unit) and `worker` to the pseudonym."""
+    rated = named[named["rated"] & named["control"].eq("")]
+    return _agreement_input(rated).assign(item=lambda f: f["unit"])
 
 
 def _speed_rules(humans: pd.DataFrame, campaign: Campaign | None
@@ -549,8 +654,9 @@ def flagged_worker_ids(*, campaign: Campaign) -> set[int]:
 def _changes(before: dict[str, pd.DataFrame], after: dict[str, pd.DataFrame]) -> dict:
     """What excluding flagged workers changes: alpha per part, mean z and rank per system."""
     keys = ["question", "part"]
-    alpha = before["agreement"][[*keys, "alpha", "n_raters"]].merge(
-        after["agreement"][[*keys, "alpha", "n_raters"]], on=keys, how="outer",
+    pooled = [table["agreement"][table["agreement"]["subset"].isna()] for table in (before, after)]
+    alpha = pooled[0][[*keys, "alpha", "n_raters"]].merge(
+        pooled[1][[*keys, "alpha", "n_raters"]], on=keys, how="outer",
         suffixes=("_all", "_excluded"))
     alpha["alpha_change"] = alpha["alpha_excluded"] - alpha["alpha_all"]
     rank = before["ranking"][[*keys, "system", "mean_z", "rank"]].merge(
@@ -576,27 +682,52 @@ def _progress(campaign: Campaign) -> list[dict]:
 
 
 def campaign_statistics(
-    *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT
+    *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT,
+    correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
+    subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
+    include_failed_judge_outputs: bool = False,
 ) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
     With `exclude_flagged`, workers flagged by quality control leave every statistic (the
     quality table still lists them) and `changes` compares the figures with and without them.
+    `correction` (holm or bh) and `alpha` govern the system comparisons; `pair_by` names the
+    item field that pairs systems (default: found by `pairing_field`; "" for unpaired).
+    Agreement is given pooled, per system and per value of each item field in `subset_by`;
+    `levels` ({question: level}) overrides the level of a numeric question's parts. Failed
+    judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
+    unless `include_failed_judge_outputs`.
     """
+    if correction not in comparisons.CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}")
     schema = parse_schema(campaign.schema)
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, llm = split_frame(frame)
     quality_table = _quality(humans, campaign)
     flagged = _flagged_names(quality_table)
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
-    tables = _human_tables(used, n_boot)
-    judge = _judge_tables(used, llm)
+    if pair_by is None:
+        pair_by = pairing_field(campaign=campaign, schema=schema)
+    segments = (item_field_values(campaign=campaign, field=pair_by, digest=True) if pair_by
+                else None)
+    subsets = {field: item_field_values(campaign=campaign, field=field) for field in subset_by}
+    options = {"segments": segments, "correction": correction, "alpha": alpha,
+               "subsets": subsets, "levels": levels}
+    # A judge-only campaign: the rater tables (agreement between judges, scores, rankings,
+    # comparisons) from the judges, said so in `figures_from`; nothing to align them with.
+    judge_only = humans.empty and not llm.empty
+    tables = _human_tables(llm if judge_only else used, n_boot, **options)
+    judge = _judge_tables(used, llm, n_boot=n_boot, include_failed=include_failed_judge_outputs)
     changes = None
     if exclude_flagged:
-        changes = _changes(_human_tables(humans, n_boot=0), _human_tables(used, n_boot=0))
-    return {
+        changes = _changes(_human_tables(humans, 0, **options), _human_tables(used, 0, **options))
+    out = {
         "campaign": campaign.slug,
         "exclude_flagged": exclude_flagged,
+        "figures_from": "llm_judges" if judge_only else "humans",
+        "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
+                    "subset_by": list(subset_by), "levels": levels or {},
+                    "include_failed_judge_outputs": include_failed_judge_outputs},
         "counts": {
             "annotations": int(humans["annotation"].nunique()),
             "annotations_used": int(used["annotation"].nunique()),
@@ -609,14 +740,20 @@ def campaign_statistics(
         "progress": _progress(campaign),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
+        "worker_reliability": records(reliability.worker_reliability(
+            _rated_units(used.assign(worker=used["worker_name"])))),
         "flagged_workers": sorted(flagged),
         "judges": records(judge["judges"]),
+        "human_ceiling": records(judge["human_ceiling"]),
+        "judge_failed_outputs": judge["judge_failed_outputs"],
         "confusion": judge["confusion"],
         "judged_items": judge["judged_items"],
         "part_texts": [{"question": q, "part": p, "text": t}
                        for (q, p), t in _part_texts(schema).items()],
         "changes": changes,
     }
+    out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
+    return out
 
 
 def item_side_by_side(*, campaign: Campaign, external_id: str) -> list[dict]:
@@ -630,3 +767,65 @@ def item_side_by_side(*, campaign: Campaign, external_id: str) -> list[dict]:
         frame["item"].iloc[0] if len(frame) else None, consensus,
         llm.assign(worker=llm["worker_name"]), _part_texts(schema))
     return records(table)
+
+
+SMALL_EFFECT = 0.2  # Cohen's "small" standardised difference: the planning default
+
+
+def study_plan(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
+               alpha: float = comparisons.ALPHA, frame: pd.DataFrame | None = None) -> list[dict]:
+    """Per numeric question (a rubric's total): the variance components of the human ratings
+    and how many items per system, or ratings per item, would tell two systems `effect` apart
+    (in the scale's units; default 0.2 sd of the ratings) with `power` at level `alpha`."""
+    frame = annotations_frame(campaign=campaign) if frame is None else frame
+    humans, _ = split_frame(frame)
+    rated = humans[humans["rated"] & humans["control"].eq("") & humans["level"].isin(NUMERIC)
+                   & humans["part"].isin(QUESTION_PARTS)]
+    out = []
+    for (question, part), group in rated.groupby(["question", "part"], sort=True):
+        values = group["value"].astype(float).to_numpy()
+        try:
+            components = planning.variance_components(group["item"].to_numpy(), values)
+        except ValueError:
+            continue
+        size = effect if effect is not None else SMALL_EFFECT * float(values.std(ddof=1))
+        if not size > 0:
+            continue
+        per_system = int(group.groupby("system")["item"].nunique().median())
+        out.append({"question": question, "part": part, **planning.plan(
+            components, effect=size, items_per_system=per_system, power=power, alpha=alpha)})
+    return out
+
+
+def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
+    humans, llm = split_frame(frame)
+    regular = Item.objects.filter(campaign=campaign, control="")
+    per_system = list(regular.values("system").annotate(n=Count("id")).values_list("n",
+                                                                                    flat=True))
+    done = np.array(list(regular.values_list("annotations_done", flat=True)), dtype=float)
+    raters = humans.drop_duplicates("worker")["platform"].value_counts().sort_index()
+    return {
+        "items": int(regular.count()), "systems": len(per_system),
+        "items_per_system_min": min(per_system, default=0),
+        "items_per_system_max": max(per_system, default=0),
+        "control_items": Item.objects.filter(campaign=campaign).exclude(control="").count(),
+        "raters": int(humans["worker"].nunique()),
+        "raters_by_platform": {str(k): int(v) for k, v in raters.items()},
+        "raters_per_item_median": float(np.median(done)) if len(done) else None,
+        "raters_per_item_min": int(done.min()) if len(done) else 0,
+        "raters_per_item_max": int(done.max()) if len(done) else 0,
+        "judges": sorted(llm["worker_name"].unique().tolist()),
+        "payment": None,  # the campaign records no payment; stated as not recorded
+    }
+
+
+def evaluation_report(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
+                      statistics: dict | None = None, **options) -> dict:
+    """The evaluation report (campaigns/analysis/report.py) with the statistics' options (or
+    from `statistics` already computed), plus `markdown`, the same report as Markdown."""
+    statistics = statistics or campaign_statistics(campaign=campaign, **options)
+    frame = annotations_frame(campaign=campaign)
+    plan = study_plan(campaign=campaign, effect=effect, power=power,
+                      alpha=statistics["options"]["alpha"], frame=frame)
+    built = report.build_report(statistics, _design_facts(campaign, frame), plan)
+    return {**built, "markdown": report.report_markdown(built)}

@@ -11,11 +11,16 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, TruncDate
 from django.utils import timezone
 
-from ..models import Annotation, Assignment, Campaign, Item
+from ..models import Annotation, Assignment, Campaign, Item, Worker
 from ..schema import SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import ChartSpec
 
 NO_SYSTEM = "(no system)"
+
+
+def _human(annotations):
+    """Annotations by people: LLM judges' answers never enter the dashboard's human figures."""
+    return annotations.exclude(worker__platform=Worker.Platform.LLM)
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Dashboard:
     annotations: int
     median_seconds: float | None
     charts: list[Chart]
+    judge_annotations: int = 0  # LLM judges' answers, counted apart from human annotations
 
     def charts_json(self) -> dict[str, Any]:
         return {"per_day": {"labels": [d for d, _ in self.per_day],
@@ -101,6 +107,8 @@ def campaign_dashboard(*, campaign: Campaign, now=None) -> Dashboard:
         annotations=annotations,
         median_seconds=median,
         charts=score_distributions(campaign=campaign),
+        judge_annotations=Annotation.objects.filter(
+            campaign=campaign, worker__platform=Worker.Platform.LLM).count(),
     )
 
 
@@ -138,7 +146,7 @@ def _progress_per_system(campaign: Campaign) -> list[Progress]:
 def _per_day(campaign: Campaign) -> list[tuple[str, int]]:
     """Annotations created per day, with the days without any filled in as zeros."""
     rows = (
-        Annotation.objects.filter(campaign=campaign)
+        _human(Annotation.objects.filter(campaign=campaign))
         .annotate(day=TruncDate("created_at"))
         .values("day")
         .annotate(n=Count("id"))
@@ -157,9 +165,9 @@ def _per_day(campaign: Campaign) -> list[tuple[str, int]]:
 
 def _timing(campaign: Campaign) -> tuple[int, float | None]:
     """(annotations, median seconds per regular item), the median without loading every row."""
-    timed = Annotation.objects.filter(campaign=campaign, item__control="",
-                                      seconds_spent__isnull=False)
-    counts = Annotation.objects.filter(campaign=campaign).aggregate(
+    timed = _human(Annotation.objects.filter(campaign=campaign, item__control="",
+                                             seconds_spent__isnull=False))
+    counts = _human(Annotation.objects.filter(campaign=campaign)).aggregate(
         total=Count("id"),
         timed=Count("id", filter=Q(item__control="", seconds_spent__isnull=False)),
     )
@@ -185,7 +193,8 @@ def score_distributions(*, campaign: Campaign) -> list[Chart]:
     except SchemaInvalid:
         return []
     counters: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    reader = _Reader(Annotation.objects.filter(campaign=campaign, item__control="").order_by())
+    reader = _Reader(_human(Annotation.objects.filter(campaign=campaign, item__control=""))
+                     .order_by())
     systems: set[str] = set()
     for q in schema.questions:
         rows = q.dashboard_rows(reader)

@@ -30,15 +30,19 @@ from ..exporting import FORMATS, annotation_chunks, export_scope, line_counts, p
 from ..exporting.readahead import read_ahead, read_ahead_possible
 from ..exporting.source import CHUNK_SIZE, ExportScope
 from ..exporting.sql import sql_path_enabled, write_csv
-from ..models import Campaign, ExportJob
+from ..models import Campaign, ExportJob, Worker
 from ..schema import SchemaInvalid, parse_schema
 from ..selectors.campaigns import campaign_visible_to
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 3
-OPTIONS = ("gzip", "raw_worker_ids", "exclude_flagged")
-ANALYSIS_FORMATS = {ExportJob.Format.ANALYSIS_CSV: "csv", ExportJob.Format.ANALYSIS_JSON: "json"}
+OPTIONS = ("gzip", "raw_worker_ids", "exclude_flagged", "worker_platform")
+# Whose rows an annotation export holds: people (the default), LLM judges, or both. LLM
+# judges' answers come only on request, never mixed into a plain export of human work.
+WORKER_PLATFORMS = ("human", "llm", "all")
+ANALYSIS_FORMATS = {ExportJob.Format.ANALYSIS_CSV: "csv", ExportJob.Format.ANALYSIS_JSON: "json",
+                    ExportJob.Format.ANALYSIS_MD: "md"}
 # Publishing gives up quickly when the broker is down: the researcher is waiting on the page.
 ENQUEUE_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # Errors worth another attempt (the task retries them); anything else fails the job.
@@ -103,9 +107,14 @@ def _clean_options(options: dict[str, Any] | None) -> dict[str, bool]:
             code="bad_options",
         )
     for key, value in options.items():
-        if not isinstance(value, bool):
+        if key == "worker_platform":
+            if value not in WORKER_PLATFORMS:
+                raise ServiceError(f"Export option 'worker_platform' must be one of "
+                                   f"{', '.join(WORKER_PLATFORMS)}.", code="bad_options")
+        elif not isinstance(value, bool):
             raise ServiceError(f"Export option {key!r} must be true or false.", code="bad_options")
-    return {key: value for key, value in options.items() if value}
+    return {key: value for key, value in options.items()
+            if value and not (key == "worker_platform" and value == "human")}
 
 
 def export_job_enqueue(*, job: ExportJob) -> None:
@@ -202,13 +211,27 @@ def _run(job: ExportJob) -> None:
                 wrote - started, name, time.perf_counter() - wrote)
 
 
+def _other_platform_workers(campaign: Campaign, worker_platform: str) -> set[int]:
+    """The workers an export's `worker_platform` leaves out: LLM judges for "human", people
+    for "llm", nobody for "all"."""
+    if worker_platform == "all":
+        return set()
+    workers = Worker.objects.filter(campaign=campaign)
+    if worker_platform == "llm":
+        workers = workers.exclude(platform=Worker.Platform.LLM)
+    else:
+        workers = workers.filter(platform=Worker.Platform.LLM)
+    return set(workers.values_list("id", flat=True))
+
+
 def _write_annotations(job: ExportJob, stream: TextIO) -> int:
     campaign = job.campaign
     try:
         schema = parse_schema(campaign.schema)
     except SchemaInvalid as exc:
         raise ServiceError(f"The campaign's task schema is invalid: {exc}") from None
-    excluded = _flagged_workers(campaign) if job.options.get("exclude_flagged") else ()
+    excluded = set(_flagged_workers(campaign) if job.options.get("exclude_flagged") else ())
+    excluded |= _other_platform_workers(campaign, job.options.get("worker_platform", "human"))
     scope = export_scope(campaign_id=campaign.pk, excluded_workers=excluded)
     _progress(job, rows_total=scope.total)
     plan = plan_columns(

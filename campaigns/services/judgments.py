@@ -3,7 +3,9 @@
 A judge is a Worker of platform "llm" whose platform id is the judge's name; its answers live
 in one submitted Assignment per judge. Judges hold no item slots: an item's slots_taken and
 annotations_done count human work only. The same function imports past human results
-(platform "account" or "link"), e.g. expert scores published with a dataset.
+(platform "account" or "link"), e.g. expert scores published with a dataset: one Worker per
+original rater id, and each new rating of a regular item counts toward the item's progress
+and k like a worker's submitted answer.
 """
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from ..importing import ImportRejected, RowError, decode, detect_format, read_records
@@ -199,6 +202,11 @@ def _judge_assignment(campaign: Campaign, platform: str, name: str) -> Assignmen
         assignment = Assignment.objects.create(
             campaign=campaign, worker=worker, status=Assignment.Status.SUBMITTED,
             deadline=now, submitted_at=now)
+        # started_at is set on insert, after `now`: submitted before started would give a
+        # negative time on task. An import took no time: submitted when started.
+        Assignment.objects.filter(pk=assignment.pk).update(submitted_at=F("started_at"),
+                                                           deadline=F("started_at"))
+        assignment.refresh_from_db(fields=["submitted_at", "deadline", "started_at"])
     return assignment
 
 
@@ -221,7 +229,10 @@ def _store(campaign: Campaign, platform: str, cleaned: list[tuple]) -> JudgmentI
         if existing:
             Annotation.objects.bulk_update(list(existing.values()),
                                            ["answers", "control_passed", "updated_at"])
-        _add_slots(assignment, [item for item, _ in fresh])
+        human = platform != Worker.Platform.LLM
+        _add_slots(assignment, [item for item, _ in fresh], holds_slot=human)
+        if human:
+            _count_done(campaign, [item.pk for item, _ in fresh if not item.control])
         Annotation.objects.bulk_create([
             Annotation(campaign=campaign, assignment=assignment, item=item,
                        worker_id=assignment.worker_id, answers=values["answers"],
@@ -232,9 +243,27 @@ def _store(campaign: Campaign, platform: str, cleaned: list[tuple]) -> JudgmentI
     return JudgmentImportResult(created=created, updated=updated, judges=sorted(by_judge))
 
 
-def _add_slots(assignment: Assignment, items: list[Item]) -> None:
-    """Keep the assignment's item list complete; holds_slot=False: judges take no item's slot."""
+def _add_slots(assignment: Assignment, items: list[Item], *, holds_slot: bool) -> None:
+    """Keep the assignment's item list complete; judges take no item's slot, imported human
+    raters do (their ratings are done work, as a worker's)."""
     last = assignment.slots.aggregate(n=Max("position"))["n"] or 0
     AssignmentItem.objects.bulk_create([
-        AssignmentItem(assignment=assignment, item=item, position=last + n, holds_slot=False)
+        AssignmentItem(assignment=assignment, item=item, position=last + n,
+                       holds_slot=holds_slot)
         for n, item in enumerate(items, start=1)])
+
+
+def _count_done(campaign: Campaign, item_ids: list[int]) -> None:
+    """One more taken slot and done annotation per item (one rater: each item once).
+
+    An item rated by more imported raters than the campaign's k grows its slots_wanted to
+    what it holds, which keeps annotations_done <= slots_taken <= slots_wanted and hands the
+    item out to nobody else. Items are locked in id order, as the worker paths lock them.
+    """
+    if not item_ids:
+        return
+    list(Item.objects.select_for_update().filter(pk__in=item_ids).order_by("pk")
+         .values_list("pk"))
+    Item.objects.filter(campaign=campaign, pk__in=item_ids).update(
+        slots_wanted=Greatest(F("slots_wanted"), F("slots_taken") + 1),
+        slots_taken=F("slots_taken") + 1, annotations_done=F("annotations_done") + 1)

@@ -14,6 +14,7 @@ CONTENT_TYPES = {
     ".csv": "text/csv; charset=utf-8",
     ".jsonl": "application/x-ndjson; charset=utf-8",
     ".json": "application/json; charset=utf-8",
+    ".md": "text/markdown; charset=utf-8",
     ".gz": "application/gzip",
 }
 

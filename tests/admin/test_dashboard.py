@@ -124,3 +124,17 @@ def test_the_counts_made_by_the_database_match_the_stored_answers(owner, schema)
             assert values == [round(sums[system][f"C{k}"] / n, 2) for k in range(1, 16)]
         else:
             assert values == [expected[system][b] for b in range(10)]
+
+
+def test_llm_judges_answers_stay_out_of_the_human_figures(owner):
+    from tests.analysis.helpers import add_item, annotate
+
+    campaign = make_campaign(owner=owner)
+    item = add_item(campaign, "i1", system="A")
+    annotate(campaign, "w1", item, {"coherence": 4, "sentiment": 2})
+    before = campaign_dashboard(campaign=campaign)
+    annotate(campaign, "gpt-4o", item, {"coherence": 1, "sentiment": 5}, platform="llm")
+    after = campaign_dashboard(campaign=campaign)
+    assert (after.annotations, after.judge_annotations) == (1, 1)
+    assert after.per_day == before.per_day
+    assert [c.as_json() for c in after.charts] == [c.as_json() for c in before.charts]

@@ -1,4 +1,4 @@
-"""Per-system scores, WMT z-scores, ranking and Mann-Whitney U tests on hand-made data."""
+"""Per-system scores, item-clustered intervals, WMT z-scores and ranking on hand-made data."""
 import numpy as np
 import pandas as pd
 import pytest
@@ -6,7 +6,7 @@ from scipy import stats
 
 from campaigns.analysis.scores import (
     bootstrap_mean_ci,
-    pairwise_tests,
+    item_cluster_ci,
     system_ranking,
     system_scores,
     z_scores,
@@ -59,16 +59,35 @@ def test_systems_are_ranked_by_mean_z_not_by_raw_means():
     assert ranking.loc["B", "n_items"] == 2
 
 
-def test_pairwise_tests_tell_which_systems_are_distinguishable():
-    rng = np.random.default_rng(1)
-    rows = []
-    for n in range(30):
-        rows += [(f"a{n}", "A", "w", 80 + rng.normal()), (f"b{n}", "B", "w", 20 + rng.normal()),
-                 (f"c{n}", "C", "w", 20 + rng.normal())]
-    table = pairwise_tests(_frame(rows)).set_index(["system_a", "system_b"])
-    assert table.loc[("A", "B"), "distinguishable"] and table.loc[("A", "B"), "better"] == "A"
-    assert not table.loc[("B", "C"), "distinguishable"]
-    z = z_scores(_frame(rows))
-    expected = stats.mannwhitneyu(z[z.system == "B"]["z"], z[z.system == "C"]["z"])
-    assert table.loc[("B", "C"), "p"] == pytest.approx(expected.pvalue)
-    assert table.loc[("B", "C"), "u"] == pytest.approx(expected.statistic)
+def test_system_intervals_resample_items_and_keep_their_ratings():
+    # 30 items, each rated 4 times with an item effect: ratings of one item are alike, so
+    # resampling single ratings would make the interval too narrow.
+    rng = np.random.default_rng(3)
+    item_effect = rng.normal(0, 10, 30)
+    rows = [(i, "A", f"w{r}", 50 + item_effect[i] + rng.normal(0, 1))
+            for i in range(30) for r in range(4)]
+    frame = _frame(rows)
+    row = system_scores(frame, n_boot=2000).iloc[0]
+    assert row["ci_method"] == "item_bootstrap" and row["n_items"] == 30
+    naive = bootstrap_mean_ci(frame["value"].to_numpy(), n_boot=2000)
+    assert (row["ci_high"] - row["ci_low"]) > 1.5 * (naive[1] - naive[0])
+    # Independent: the t-interval over item means (balanced items: the cluster-robust
+    # standard error) is close to the item bootstrap.
+    means = frame.groupby("item")["value"].mean()
+    t_low, t_high = stats.t.interval(0.95, len(means) - 1, means.mean(), stats.sem(means))
+    assert row["ci_low"] == pytest.approx(t_low, abs=1.5)
+    assert row["ci_high"] == pytest.approx(t_high, abs=1.5)
+
+
+def test_few_items_get_a_t_interval_over_item_means_in_any_row_order():
+    rows = [(i, "A", w, float(v)) for i, (a, b) in enumerate([(1, 2), (3, 3), (4, 5), (2, 2),
+                                                              (5, 4)])
+            for w, v in (("w1", a), ("w2", b))]
+    low, high, method = item_cluster_ci(*np.array([(r[0], r[3]) for r in rows]).T)
+    means = pd.Series([1.5, 3, 4.5, 2, 4.5])
+    expected = stats.t.interval(0.95, 4, means.mean(), stats.sem(means))
+    assert method == "item_cluster_t"
+    assert (low, high) == pytest.approx(expected)
+    shuffled = _frame(rows).sample(frac=1, random_state=1)
+    row = system_scores(shuffled).iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(expected)

@@ -97,11 +97,11 @@ def test_flagged_workers_are_found_and_excluding_them_shows_what_changes(owner):
 
     full = campaign_statistics(campaign=campaign, n_boot=100)
     assert full["counts"]["flagged_workers"] == 1 and full["counts"]["judges"] == ["gpt-4"]
-    coherence = {r["question"]: r for r in full["agreement"]}["coherence"]
+    coherence = {r["question"]: r for r in full["agreement"] if r["subset"] is None}["coherence"]
     assert coherence["n_raters"] == 4 and coherence["alpha"] < 0.5
 
     kept = campaign_statistics(campaign=campaign, exclude_flagged=True, n_boot=100)
-    coherence = {r["question"]: r for r in kept["agreement"]}["coherence"]
+    coherence = {r["question"]: r for r in kept["agreement"] if r["subset"] is None}["coherence"]
     assert coherence["n_raters"] == 3 and coherence["alpha"] == pytest.approx(1.0)
     change = {r["question"]: r for r in kept["changes"]["agreement"]}["coherence"]
     assert change["alpha_change"] > 0.5 and change["n_raters_all"] == 4
@@ -186,3 +186,18 @@ def test_ids_with_double_underscores_still_reach_the_frame(owner):
     assert frame[["question", "value", "level"]].values.tolist() == [
         ["fluency__v2", 2.0, "ordinal"]]
     assert isinstance(frame["value"].iloc[0], float)
+
+
+def test_a_judge_only_campaign_gets_the_rater_tables_from_its_judges(owner):
+    campaign = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA)
+    items = [add_item(campaign, f"i{n}", system="A" if n < 6 else "B") for n in range(12)]
+    for judge, shift in (("gpt-4", 0), ("claude", 1)):
+        for n, item in enumerate(items):
+            annotate(campaign, judge, item, {"coherence": min(5, 1 + n % 4 + shift),
+                                             "sentiment": 3}, platform="llm")
+    result = campaign_statistics(campaign=campaign, n_boot=0)
+    assert result["figures_from"] == "llm_judges"
+    assert {r["system"] for r in result["system_scores"]} == {"A", "B"}
+    pooled = [r for r in result["agreement"] if r["subset"] is None]
+    assert {r["question"] for r in pooled} >= {"coherence"}
+    assert result["comparisons"] and result["judges"] == []

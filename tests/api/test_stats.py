@@ -76,7 +76,7 @@ def test_agreement_of_a_campaign_without_ratings_is_empty_not_an_error(api, camp
     assert response.status_code == 200
     assert response.json() == {"question": "coherence", "part": "", "level": "ordinal",
                                "alpha": None, "ci_low": None, "ci_high": None, "n_items": 0,
-                               "n_raters": 0, "n_ratings": 0}
+                               "n_raters": 0, "n_ratings": 0, "subset": None}
 
 
 def test_agreement_without_flagged_workers_matches_the_stats_switch(api, owner):
@@ -92,3 +92,38 @@ def test_agreement_without_flagged_workers_matches_the_stats_switch(api, owner):
     assert response.status_code == 200 and response.json() == pytest.approx(row, abs=1e-12)
     everyone = api.get(f"/api/campaigns/{campaign.slug}/agreement/?question=coherence").json()
     assert everyone["n_raters"] == row["n_raters"] + 1 == 5
+
+
+def test_the_stats_options_reach_the_comparisons_and_the_agreement(api, campaign):
+    _rated(campaign)
+    url = f"/api/campaigns/{campaign.slug}/stats/"
+    body = api.get(f"{url}?correction=bh&alpha=0.01&subset_by=system&levels=coherence:interval"
+                   "&pair_by=").json()
+    assert body["options"] == {"correction": "bh", "alpha": 0.01, "pair_by": None,
+                               "subset_by": ["system"], "levels": {"coherence": "interval"},
+                               "include_failed_judge_outputs": False}
+    assert all(r["correction"] == "bh" for r in body["comparisons"])
+    assert body["pairwise"] == body["comparisons"]
+    pooled = [r for r in body["agreement"] if r["subset"] is None]
+    assert {r["question"]: r["level"] for r in pooled}["coherence"] == "interval"
+    assert isinstance(body["design_warnings"], list)
+
+
+@pytest.mark.parametrize("query", ["correction=bonferroni", "alpha=2", "levels=coherence:nominal",
+                                   "subset_by=a%20b"])
+def test_bad_stats_options_are_a_400_naming_the_option(api, campaign, query):
+    response = api.get(f"/api/campaigns/{campaign.slug}/stats/?{query}")
+    assert response.status_code == 400
+    assert query.split("=")[0] in response.json()["extra"]["fields"]
+
+
+def test_the_report_endpoint_agrees_with_the_stats(api, campaign):
+    _rated(campaign)
+    url = f"/api/campaigns/{campaign.slug}"
+    stats = api.get(f"{url}/stats/").json()
+    report = api.get(f"{url}/report/?effect=0.5&power=0.9").json()
+    assert report["agreement"] == stats["agreement"]
+    assert report["warnings"] == stats["design_warnings"]
+    assert report["planning"] and report["planning"][0]["effect"] == 0.5
+    assert report["markdown"].startswith(f"# Evaluation report: {campaign.slug}")
+    assert api.get(f"{url}/report/?power=2").status_code == 400

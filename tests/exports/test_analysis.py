@@ -38,6 +38,8 @@ def test_the_csv_export_names_each_rows_table_and_honours_exclude_flagged(owner)
     summary = next(r for r in rows if r["table"] == "summary")
     assert summary["exclude_flagged"] == "true" and summary["judges_list"] == "gpt-4"
     flagged = next(r for r in rows if r["table"] == "quality" and r["flagged"] == "true")
-    assert flagged["reasons"] == "failed 2 attention checks"
+    # The careless worker also rates against the others (1 where they give 5): both reasons.
+    assert flagged["reasons"].startswith("failed 2 attention checks; ratings correlate "
+                                         "negatively with the other workers'")
     cells = [r for r in rows if r["table"] == "confusion" and r["question"] == "coherence"]
     assert sum(int(r["count"]) for r in cells) == 8

@@ -4,6 +4,7 @@ import io
 import json
 from datetime import datetime
 
+import pandas as pd
 import pytest
 
 from campaigns.exporting.pseudonyms import worker_pseudonym
@@ -110,13 +111,17 @@ def test_csv_long_has_one_row_per_atomic_judgment(owner, export):
     _, text = export(campaign, "csv-long")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [(r["question"], r["part"], r["value"]) for r in rows] == [
-        ("acceptability", "", "40"),
-        ("source_issues", "", "nonsense"),
+        ("acceptability", "(whole)", "40"),
+        ("source_issues", "(whole)", "nonsense"),
         ("source_issues", "typos", "0"),
         ("source_issues", "nonsense", "1"),
         ("source_issues", "other", ""),
     ]
     assert {r["item_id"] for r in rows} == {"i1"}
+    # A whole answer's part is a value, not an empty cell that pandas reads as NaN and
+    # groupby drops.
+    grouped = pd.read_csv(io.StringIO(text)).groupby(["question", "part"]).size()
+    assert grouped.sum() == len(rows)
     assert len({r["annotation_id"] for r in rows}) == 1
     assert list(rows[0])[-3:] == ["question", "part", "value"]
 

@@ -52,6 +52,7 @@ def test_a_broker_that_is_down_gives_a_failed_job_with_the_reason_and_a_503(
     ("xlsx", {}, "Unknown export format 'xlsx'"),
     ("csv", {"zip": True}, "Unknown export option(s): zip"),
     ("csv", {"gzip": "yes"}, "'gzip' must be true or false"),
+    ("csv", {"worker_platform": "robots"}, "'worker_platform' must be one of human, llm, all"),
 ])
 def test_it_rejects_an_unknown_format_or_option_before_recording_a_job(
     campaign, owner, fmt, options, message
@@ -210,3 +211,18 @@ def test_the_sweep_leaves_a_job_with_a_fresh_heartbeat_alone(campaign):
                                                heartbeat_at=timezone.now())
     assert export_jobs_sweep_stale() == 0
     assert ExportJob.objects.get(pk=job.pk).status == "running"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "csv-long", "jsonl"])
+def test_llm_judges_rows_come_only_on_request(campaign, export, fmt):
+    make_annotation(campaign, item="i1", answers={"coherence": 4, "sentiment": 2})
+    make_annotation(campaign, item="i1", answers={"coherence": 1, "sentiment": 1},
+                    platform="llm", platform_id="gpt-4o")
+    counts = {}
+    for choice in ("human", "llm", "all"):
+        job, text = export(campaign, fmt, worker_platform=choice)
+        counts[choice] = job.rows_total
+        assert ("gpt-4o" in text or "llm" in text) == (choice != "human")
+    assert counts == {"human": 1, "llm": 1, "all": 2}
+    _, default = export(campaign, fmt)
+    assert "llm" not in default

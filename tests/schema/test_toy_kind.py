@@ -173,7 +173,7 @@ def test_the_exports_carry_its_columns(owner, hearts, settings, tmp_path, sql_pa
     assert [row.split(",")[-2:] for row in wide[1:]] == [["2", "'=1+1"], ["3", ""]]
     long = _export(campaign, owner, "csv-long", django_capture_on_commit_callbacks).splitlines()
     assert [row.split(",")[-3:] for row in long[1:]] == [
-        ["love", "", "2"], ["note", "", "'=1+1"], ["love", "", "3"]]
+        ["love", "(whole)", "2"], ["note", "(whole)", "'=1+1"], ["love", "(whole)", "3"]]
 
 
 def test_simulated_workers_draw_valid_answers_from_the_kind(hearts):

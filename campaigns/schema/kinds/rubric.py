@@ -16,6 +16,7 @@ from ..base import (
     MeasurementLevel,
     Strict,
     as_int,
+    as_number,
     as_text,
     choices,
     dom_id,
@@ -88,6 +89,11 @@ class RubricQuestion(BaseQuestion):
             value = as_int(raw.get(c.id))
             if raw.get(c.id) in (None, ""):
                 errors[f"{self.id}.{c.id}"] = f"Give {c.id} a score from {c.min} to {c.max}."
+            elif value is None and as_number(raw.get(c.id)) is not None:
+                errors[f"{self.id}.{c.id}"] = (
+                    f"{c.id} takes whole points ({raw.get(c.id)!r} given is not a whole "
+                    "number)."
+                )
             elif value is None or not c.min <= value <= c.max:
                 errors[f"{self.id}.{c.id}"] = (
                     f"{c.id} takes {c.min} to {c.max} points ({raw.get(c.id)!r} given)."

@@ -1,0 +1,261 @@
+"""Judge alignment: each LLM judge (and, as the ceiling, each human) against the human consensus.
+
+Frames hold columns item, system, worker, question, part, value; `levels` maps (question, part)
+to a level of measurement. Every figure has a percentile bootstrap interval over items.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from . import N_BOOT
+from .agreement import alpha_from_counts, bootstrap_alphas, value_counts
+from .judges import human_consensus
+
+KEYS = ["question", "part"]
+FIGURES = ["exact", "kappa", "kappa_weighted", "alpha", "pearson", "spearman", "kendall"]
+COLUMNS = (["judge", "question", "part", "level", "n"]
+           + [c for f in FIGURES for c in (f, f"{f}_ci_low", f"{f}_ci_high")]
+           + ["top_share_judge", "top_share_human", "mean_judge", "mean_human",
+              "mean_difference", "n_systems", "system_pearson", "system_spearman",
+              "system_kendall"])
+MIN_ALL_MINIMUM_PARTS = 3  # one low rating is a judgment; every criterion at zero is a failure
+MIN_IDENTICAL_ITEMS = 5
+ALL_MINIMUM = "all_minimum"
+ALL_IDENTICAL = "all_identical"
+CHUNK_CELLS = 4_000_000
+MAX_KENDALL_BOOTSTRAP = 1_000
+MAX_RESAMPLED_VALUES = 5_000_000
+MIN_RESAMPLES = 100  # items; Kendall's tau costs n^2 per resample beyond that
+
+
+def failed_outputs(judged: pd.DataFrame, minima: dict) -> pd.DataFrame:
+    """Judge answers that are failed runs, not judgments: columns judge, item, reason.
+
+    - all_minimum: an answer with at least MIN_ALL_MINIMUM_PARTS numeric parts (a rubric's
+      criteria; a total is not counted) and every one at its minimum (`minima`, (question,
+      part) -> the scale's lowest value), as a run that returned an empty score dict;
+    - all_identical: a judge whose answers are the same for every item (at least
+      MIN_IDENTICAL_ITEMS items): a template echoed, not a reading of the items.
+    """
+    columns = ["judge", "item", "reason"]
+    if judged.empty:
+        return pd.DataFrame(columns=columns)
+    numeric = judged[judged["level"].isin(("ordinal", "interval", "ratio"))
+                     & judged["part"].ne("total")]
+    low = np.array([minima.get((q, p)) for q, p in zip(numeric["question"], numeric["part"],
+                                                      strict=True)], dtype=float)
+    at_min = numeric.assign(at_min=np.isclose(numeric["value"].astype(float), low))
+    per = at_min.groupby(["worker", "item"]).agg(n=("at_min", "size"), low=("at_min", "all"))
+    rows = [(j, i, ALL_MINIMUM) for (j, i), r in per.iterrows()
+            if r["n"] >= MIN_ALL_MINIMUM_PARTS and r["low"]]
+    answers = judged.assign(text=judged["question"] + "|" + judged["part"] + "="
+                            + judged["value"].astype(str))
+    signature = answers.sort_values(["question", "part"]).groupby(["worker", "item"])[
+        "text"].agg("\n".join)
+    for judge, group in signature.groupby(level=0):
+        if len(group) >= MIN_IDENTICAL_ITEMS and group.nunique() == 1:
+            rows += [(judge, item, ALL_IDENTICAL) for _, item in group.index]
+    return pd.DataFrame(rows, columns=columns).drop_duplicates(["judge", "item"])
+
+
+def cohen_kappa(a: np.ndarray, b: np.ndarray, categories: np.ndarray,
+                weighted: bool = False) -> np.ndarray:
+    """Cohen's kappa of rows a[B, n] and b[B, n] (category indices); linear weights
+    |i - j| / (k - 1) when `weighted` (Cohen 1968)."""
+    a, b = np.atleast_2d(a), np.atleast_2d(b)
+    k = len(categories)
+    n_rows, n = a.shape
+    flat = (np.arange(n_rows)[:, None] * k * k + a * k + b).ravel()
+    table = np.bincount(flat, minlength=n_rows * k * k).reshape(n_rows, k, k) / n
+    if weighted and k > 1:
+        index = np.arange(k)
+        weights = np.abs(index[:, None] - index[None, :]) / (k - 1)
+    else:
+        weights = 1.0 - np.eye(k)
+    expected = table.sum(axis=2)[:, :, None] * table.sum(axis=1)[:, None, :]
+    observed_d = (table * weights).sum(axis=(1, 2))
+    expected_d = (expected * weights).sum(axis=(1, 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected_d > 0, 1.0 - observed_d / np.where(expected_d > 0, expected_d, 1),
+                        np.nan)
+
+
+def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    x = x - x.mean(axis=1, keepdims=True)
+    y = y - y.mean(axis=1, keepdims=True)
+    denominator = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, (x * y).sum(axis=1) / np.where(
+            denominator > 0, denominator, 1), np.nan)
+
+
+def _kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row pair (as scipy.stats.kendalltau), O(n^2) per row."""
+    out = np.empty(len(x))
+    n = x.shape[1]
+    upper = np.triu_indices(n, 1)
+    step = max(1, CHUNK_CELLS // max(1, len(upper[0])))
+    for start in range(0, len(x), step):
+        xs, ys = x[start:start + step], y[start:start + step]
+        dx = np.sign(xs[:, upper[0]] - xs[:, upper[1]])
+        dy = np.sign(ys[:, upper[0]] - ys[:, upper[1]])
+        concordant = (dx * dy).sum(axis=1)
+        tied_x, tied_y = (dx != 0).sum(axis=1), (dy != 0).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + step] = np.where((tied_x > 0) & (tied_y > 0), concordant / np.sqrt(
+                tied_x.astype(float) * tied_y), np.nan)
+    return out
+
+
+def _figures(h: np.ndarray, j: np.ndarray, level: str, categories: np.ndarray,
+             hc: np.ndarray, jc: np.ndarray, kendall: bool = True) -> dict[str, np.ndarray]:
+    """Every figure for rows of paired values h[B, n], j[B, n] (hc, jc: category indices)."""
+    out = {"exact": (hc == jc).mean(axis=1), "kappa": cohen_kappa(hc, jc, categories)}
+    if level == "nominal":
+        return out
+    out["kappa_weighted"] = cohen_kappa(hc, jc, categories, weighted=True)
+    out["pearson"] = _pearson_rows(h, j)
+    out["spearman"] = _pearson_rows(stats.rankdata(h, axis=1), stats.rankdata(j, axis=1))
+    if kendall:
+        out["kendall"] = _kendall_rows(h, j)
+    return out
+
+
+def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    values = values[np.isfinite(values)]
+    if len(values) < 2:
+        return None, None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _number(value) -> float | None:
+    return None if value is None or not np.isfinite(value) else float(value)
+
+
+def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 0) -> dict:
+    """Figures for one rater against a reference over paired items: columns item, system,
+    value_judge, value_human (the reference). Bootstrap over items, sorted first so the
+    interval does not depend on row order."""
+    pairs = pairs.sort_values("item", kind="stable")
+    n = len(pairs)
+    if level == "nominal":
+        hv, jv = pairs["value_human"].astype(str).to_numpy(), pairs["value_judge"].astype(
+            str).to_numpy()
+    else:
+        hv, jv = (pairs["value_human"].astype(float).to_numpy(),
+                  pairs["value_judge"].astype(float).to_numpy())
+    categories, codes = np.unique(np.concatenate([hv, jv]), return_inverse=True)
+    hc, jc = codes[:n], codes[n:]
+    numeric = level != "nominal"
+    h = hv[None, :] if numeric else None
+    j = jv[None, :] if numeric else None
+    point = _figures(h, j, level, categories, hc[None, :], jc[None, :], kendall=False)
+    if numeric:  # scipy's O(n log n) tau-b for the point; the O(n^2) rows only in resamples
+        point["kendall"] = np.array([stats.kendalltau(hv, jv).statistic if n >= 2
+                                     else np.nan])
+    units = np.concatenate([pairs["item"].to_numpy()] * 2)
+    counts, domain = value_counts(units, np.concatenate([hv, jv]) if numeric else codes,
+                                  numeric=True)
+    alpha = alpha_from_counts(counts, domain, level) if n >= 2 else None
+    row: dict = {"n": n, "alpha": alpha}
+    for name, values in point.items():
+        row[name] = _number(values[0]) if n >= 2 or name == "exact" else None
+    if n_boot > 0 and n >= 3:
+        # Resampled values held at once are bounded: big pooled tables get fewer resamples
+        # (never under MIN_RESAMPLES), whose percentiles are already steady at that size.
+        n_boot = max(min(n_boot, MAX_RESAMPLED_VALUES // n), MIN_RESAMPLES)
+        draws = np.random.default_rng(seed).integers(0, n, (n_boot, n))
+        boot = _figures(hv[draws] if numeric else None, jv[draws] if numeric else None, level,
+                        categories, hc[draws], jc[draws], kendall=n <= MAX_KENDALL_BOOTSTRAP)
+        for name, values in boot.items():
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = _interval(values)
+        if alpha is not None:
+            row["alpha_ci_low"], row["alpha_ci_high"] = _interval(
+                bootstrap_alphas(counts, domain, level, n_boot=n_boot, seed=seed))
+    if numeric:
+        top = max(hv.max(), jv.max())
+        system = pd.DataFrame({"system": pairs["system"].to_numpy(), "value_human": hv,
+                               "value_judge": jv}).groupby("system").mean()
+        row.update(top_share_judge=float((jv == top).mean()),
+                   top_share_human=float((hv == top).mean()),
+                   mean_judge=float(jv.mean()), mean_human=float(hv.mean()),
+                   mean_difference=float((jv - hv).mean()), n_systems=len(system))
+        if len(system) >= 3:
+            sh, sj = system["value_human"].to_numpy(), system["value_judge"].to_numpy()
+            if np.ptp(sh) > 0 and np.ptp(sj) > 0:
+                row.update(system_pearson=float(stats.pearsonr(sh, sj).statistic),
+                           system_spearman=float(stats.spearmanr(sh, sj).statistic),
+                           system_kendall=float(stats.kendalltau(sh, sj).statistic))
+    else:
+        top = pd.Series(np.concatenate([hv, jv])).mode().iloc[0]
+        row.update(top_share_judge=float((jv == top).mean()),
+                   top_share_human=float((hv == top).mean()))
+    return row
+
+
+def _rows(reference: pd.DataFrame, raters: pd.DataFrame, levels: dict, n_boot: int) -> list:
+    judged = raters.dropna(subset=["value"]).drop_duplicates(["worker", *KEYS, "item"],
+                                                             keep="last")
+    paired = judged.merge(reference, on=[*KEYS, "item"], suffixes=("_judge", "_human"))
+    rows = []
+    for (worker, question, part), group in paired.groupby(["worker", *KEYS], sort=True):
+        level = levels.get((question, part))
+        if level is None:
+            continue
+        rows.append({"judge": worker, "question": question, "part": part, "level": level,
+                     **align(group, level, n_boot=n_boot)})
+    return rows
+
+
+def judge_alignment(humans: pd.DataFrame, judges: pd.DataFrame, levels: dict, *,
+                    n_boot: int = N_BOOT) -> pd.DataFrame:
+    """Each judge against the human consensus (judges.human_consensus: median for ordinal,
+    mean for interval and ratio, mode for nominal), per question and part."""
+    consensus = human_consensus(humans, levels)
+    systems = humans.drop_duplicates("item")[["item", "system"]]
+    reference = consensus.merge(systems, on="item")
+    rows = _rows(reference, judges.drop(columns=["system"], errors="ignore"), levels, n_boot)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT,
+                  per_worker: bool = True) -> pd.DataFrame:
+    """Each human against the consensus of the other humans on the items they share (leave
+    one out): how well a human matches the rest, the ceiling a judge can be held to.
+
+    Vectorised: every rating is paired with the other ratings of its item and part (a self
+    join), and the consensus rule runs once over (rater, item) keys. With `per_worker` False
+    (large crowds) one pooled row, `judge` "all humans", pairs every rating with the
+    consensus of the others.
+    """
+    ratings = humans.dropna(subset=["value"]).drop_duplicates(["worker", *KEYS, "item"],
+                                                               keep="last")
+    if ratings.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    ratings = ratings.assign(key=ratings["worker"].astype(str) + "\x1f"
+                             + ratings["item"].astype(str))
+    own = ratings[["key", "worker", "item", "system", *KEYS, "value"]]
+    cross = own.merge(ratings[["item", *KEYS, "worker", "value"]], on=["item", *KEYS],
+                      suffixes=("", "_other"))
+    cross = cross[cross["worker"] != cross["worker_other"]]
+    if cross.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    reference = human_consensus(
+        cross[["key", *KEYS, "value_other"]].rename(columns={"key": "item",
+                                                             "value_other": "value"}), levels)
+    paired = own.merge(reference.rename(columns={"item": "key"}), on=["key", *KEYS],
+                       suffixes=("_judge", "_human"))
+    if not per_worker:
+        paired = paired.assign(worker="all humans")
+    rows = []
+    for (worker, question, part), group in paired.groupby(["worker", *KEYS], sort=True):
+        level = levels.get((question, part))
+        if level is None:
+            continue
+        unit = group["key"] if not per_worker else group["item"]
+        rows.append({"judge": worker, "question": question, "part": part, "level": level,
+                     **align(group.assign(item=unit.to_numpy()), level, n_boot=n_boot)})
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -1,0 +1,128 @@
+"""Worker reliability: Dawid-Skene estimates and the leave-one-out consensus correlation.
+
+Input: the long frame of human judgments on regular items with columns item, worker,
+question, part, value, level. Pure functions.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MAX_CLASSES = 12  # Dawid-Skene on categorical parts only: a 0-100 slider is not a label set
+MIN_LOO_ITEMS = 5
+DS_ITERATIONS = 100
+DS_TOLERANCE = 1e-6
+SMOOTHING = 0.01  # added to confusion counts: an unseen (class, label) is unlikely, not impossible
+RELIABILITY_COLUMNS = ["worker", "model", "reliability", "n_labels", "n_parts"]
+LOO_COLUMNS = ["worker", "loo_correlation", "loo_n", "negative_loo"]
+
+
+def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
+                iterations: int = DS_ITERATIONS, tolerance: float = DS_TOLERANCE):
+    """Dawid & Skene (1979) EM over (item, worker, label) codes (0-based integers).
+
+    Returns (class priors[K], confusion[W, K, K] with rows the true class and columns the
+    label given, posteriors[I, K]). Initialised with each item's label shares (soft majority
+    vote), then M and E steps until the posteriors move less than `tolerance`.
+    """
+    n_items, n_workers, k = items.max() + 1, workers.max() + 1, labels.max() + 1
+    posterior = np.zeros((n_items, k))
+    np.add.at(posterior, (items, labels), 1.0)
+    posterior /= posterior.sum(axis=1, keepdims=True)
+    for _ in range(iterations):
+        priors = posterior.mean(axis=0)
+        # confusion[w, c, l] += posterior[item, c] for every label l that worker w gave
+        cells = (workers * k)[:, None] * k + np.arange(k)[None, :] * k + labels[:, None]
+        confusion = SMOOTHING + np.bincount(
+            cells.ravel(), weights=posterior[items].ravel(), minlength=n_workers * k * k
+        ).reshape(n_workers, k, k)
+        confusion /= confusion.sum(axis=2, keepdims=True)
+        log_likelihood = np.log(confusion[workers, :, labels])
+        log_post = np.log(np.maximum(priors, 1e-12)) + np.stack([
+            np.bincount(items, weights=log_likelihood[:, c], minlength=n_items)
+            for c in range(k)], axis=1)
+        log_post -= log_post.max(axis=1, keepdims=True)
+        updated = np.exp(log_post)
+        updated /= updated.sum(axis=1, keepdims=True)
+        change = np.abs(updated - posterior).max()
+        posterior = updated
+        if change < tolerance:
+            break
+    return priors, confusion, posterior
+
+
+def worker_reliability(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per worker: the Dawid-Skene probability of giving the true label, sum_k prior_k *
+    confusion[k, k], per categorical part (nominal, or ordinal with at most MAX_CLASSES
+    values), averaged over parts weighted by the worker's labels."""
+    per_part = []
+    rated = frame.dropna(subset=["value"])
+    for (_question, _part), group in rated.groupby(["question", "part"], sort=True):
+        if group["level"].iloc[0] not in ("nominal", "ordinal"):
+            continue
+        values = group["value"].astype(str)
+        if values.nunique() < 2 or values.nunique() > MAX_CLASSES:
+            continue
+        if group.groupby("item")["worker"].nunique().max() < 2:
+            continue  # no item with two labels: nothing to learn a confusion from
+        item_codes, _ = pd.factorize(group["item"])
+        worker_codes, names = pd.factorize(group["worker"])
+        label_codes, _ = pd.factorize(values, sort=True)
+        priors, confusion, _ = dawid_skene(item_codes, worker_codes, label_codes)
+        accuracy = (confusion[:, np.arange(len(priors)), np.arange(len(priors))] * priors).sum(
+            axis=1)
+        counts = np.bincount(worker_codes, minlength=len(names))
+        per_part.append(pd.DataFrame({"worker": names, "accuracy": accuracy, "n": counts}))
+    if not per_part:
+        return pd.DataFrame(columns=RELIABILITY_COLUMNS)
+    parts = pd.concat(per_part, ignore_index=True)
+    parts["weighted"] = parts["accuracy"] * parts["n"]
+    table = parts.groupby("worker", sort=True).agg(
+        weighted=("weighted", "sum"), n_labels=("n", "sum"), n_parts=("n", "size"))
+    table["reliability"] = table["weighted"] / table["n_labels"]
+    table["model"] = "dawid_skene"
+    return table.reset_index()[RELIABILITY_COLUMNS]
+
+
+def loo_correlations(frame: pd.DataFrame, *, min_items: int = MIN_LOO_ITEMS) -> pd.DataFrame:
+    """Per worker: Pearson correlation of their numeric ratings with the mean of the other
+    workers' ratings of the same item and part (each part standardised first, so parts on
+    different scales pool); `negative_loo` when it is below 0 over at least `min_items`
+    ratings: the worker rates against everyone else (e.g. a reversed scale)."""
+    numeric = frame[frame["level"].isin(("ordinal", "interval", "ratio"))].dropna(
+        subset=["value"])
+    if numeric.empty:
+        return pd.DataFrame(columns=LOO_COLUMNS)
+    value = numeric["value"].astype(float)
+    by_part = value.groupby([numeric["question"], numeric["part"]])
+    sd = by_part.transform("std")
+    z = ((value - by_part.transform("mean")) / sd.where(sd > 0)).fillna(0.0)
+    unit = [numeric["item"], numeric["question"], numeric["part"]]
+    total, count = z.groupby(unit).transform("sum"), z.groupby(unit).transform("size")
+    others = count - 1
+    loo = ((total - z) / others.where(others > 0)).rename("loo")
+    pairs = pd.DataFrame({"worker": numeric["worker"], "own": z, "loo": loo}).dropna()
+    rows = []
+    for worker, group in pairs.groupby("worker", sort=True):
+        r = None
+        if len(group) >= 2 and group["own"].std() > 0 and group["loo"].std() > 0:
+            r = float(np.corrcoef(group["own"], group["loo"])[0, 1])
+        rows.append({"worker": worker, "loo_correlation": r, "loo_n": len(group),
+                     "negative_loo": bool(r is not None and r < 0 and len(group) >= min_items)})
+    return pd.DataFrame(rows, columns=LOO_COLUMNS)
+
+
+def with_loo_flags(quality: pd.DataFrame, loo: pd.DataFrame) -> pd.DataFrame:
+    """The quality table with each worker's leave-one-out correlation beside the other checks;
+    a negative one flags the worker (with the reason)."""
+    if quality.empty:
+        return quality.assign(loo_correlation=None, loo_n=None, negative_loo=None)
+    table = quality.merge(loo, on="worker", how="left")
+    table["negative_loo"] = table["negative_loo"].fillna(False).astype(bool)
+    table["reasons"] = [
+        [*reasons, f"ratings correlate negatively with the other workers' (r = {r:.2f})"]
+        if negative else reasons
+        for reasons, negative, r in zip(table["reasons"], table["negative_loo"],
+                                        table["loo_correlation"], strict=True)]
+    table["flagged"] = table["reasons"].map(bool)
+    return table.astype(object).where(table.notna(), None)

@@ -1,0 +1,145 @@
+"""The evaluation report: what a paper's human-evaluation section states, from the statistics.
+
+Follows the reporting recommendations of Howcroft et al. (2020, "Twenty years of confusion in
+human evaluation", INLG) and van der Lee et al. (2021, "Human evaluation of automatically
+generated text", Computer Speech & Language): the design (items, systems, raters per item, who
+the raters were, payment), agreement with intervals, per-system results with intervals and
+corrected comparisons, quality control and exclusions, judge alignment, and the warnings.
+Pure functions over the statistics dict (campaign_statistics) and a few design facts.
+"""
+from __future__ import annotations
+
+import re
+
+SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "quality", "judges",
+            "planning")
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def build_report(statistics: dict, design: dict, planning: list[dict]) -> dict:
+    """The report as JSON-ready sections (each a dict or a list of rows)."""
+    significant = [r for r in statistics["comparisons"] if r["better"]]
+    ranks = _ranks(statistics)
+    systems = []
+    for r in statistics["system_scores"]:
+        ranked = ranks.get((r["question"], r["part"], r["system"]), {})
+        systems.append({**r, "rank": ranked.get("rank"), "cluster": ranked.get("cluster")})
+    return {
+        "campaign": statistics["campaign"],
+        "figures_from": statistics.get("figures_from", "humans"),
+        "options": statistics.get("options", {}),
+        "design": design,
+        "warnings": statistics["design_warnings"],
+        "agreement": statistics["agreement"],
+        "systems": systems,
+        "comparisons": {"n": len(statistics["comparisons"]), "significant": significant,
+                        "correction": statistics.get("options", {}).get("correction"),
+                        "alpha": statistics.get("options", {}).get("alpha")},
+        "quality": {"workers": statistics["counts"]["workers"],
+                    "flagged": [{"worker": r["worker"], "reasons": r["reasons"]}
+                                for r in statistics["quality"] if r["flagged"]],
+                    "excluded": statistics["exclude_flagged"],
+                    "annotations": statistics["counts"]["annotations"],
+                    "annotations_used": statistics["counts"]["annotations_used"]},
+        "judges": statistics["judges"],
+        "human_ceiling": statistics["human_ceiling"],
+        "judge_failed_outputs": statistics["judge_failed_outputs"],
+        "planning": planning,
+    }
+
+
+def _ranks(statistics: dict) -> dict:
+    return {(r["question"], r["part"], r["system"]): r for r in statistics["ranking"]}
+
+
+def _md(value) -> str:
+    """A table cell or inline text: Markdown's special characters escaped, one line."""
+    text = "–" if value is None else str(value)
+    return MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+
+
+def _num(value, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _interval(row: dict, name: str = "") -> str:
+    low, high = row.get(f"{name}ci_low"), row.get(f"{name}ci_high")
+    return "–" if low is None else f"[{low:.3f}, {high:.3f}]"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *["| " + " | ".join(row) + " |" for row in rows], ""]
+
+
+def _label(row: dict) -> str:
+    return _md(f"{row['question']}.{row['part']}" if row["part"] else row["question"])
+
+
+def report_markdown(report: dict) -> str:
+    """The report as Markdown: headings, sentences and tables, every supplied text escaped."""
+    d = report["design"]
+    platforms = ", ".join(f"{n} via {_md(p)}" for p, n in d["raters_by_platform"].items())
+    out = [f"# Evaluation report: {_md(report['campaign'])}", "", "## Design", "",
+           f"- Items: {d['items']} regular items from {d['systems']} system(s) "
+           f"({d['items_per_system_min']}-{d['items_per_system_max']} per system); "
+           f"{d['control_items']} attention or gold items besides.",
+           f"- Raters: {d['raters']} human rater(s) ({platforms or 'none'}); ratings per "
+           f"item: median {_num(d['raters_per_item_median'], 1)} (range "
+           f"{d['raters_per_item_min']}-{d['raters_per_item_max']}).",
+           f"- LLM judges: {', '.join(_md(j) for j in d['judges']) or 'none'}.",
+           f"- Payment: {_md(d['payment']) if d.get('payment') else 'not recorded'}.",
+           f"- Figures from: {_md(report['figures_from'])}.", ""]
+    out += ["## Design warnings", ""]
+    out += [f"- **{_md(w['code'])}**: {_md(w['message'])}" for w in report["warnings"]] or [
+        "- None."]
+    out += ["", "## Agreement (Krippendorff's alpha, 95% bootstrap interval over items)", ""]
+    out += _table(["Question", "Subset", "Level", "alpha", "95% CI", "Items", "Raters"], [
+        [_label(r), _md(", ".join(f"{k} = {v}" for k, v in r["subset"].items())
+                        if r["subset"] else "pooled"), _md(r["level"]), _num(r["alpha"]),
+         _interval(r), str(r["n_items"]), str(r["n_raters"])] for r in report["agreement"]])
+    out += ["## Results per system", ""]
+    out += _table(["Question", "System", "Items", "Mean", "95% CI", "CI method", "Rank",
+                   "Cluster"], [
+        [_label(r), _md(r["system"]), str(r["n_items"]), _num(r["mean"]), _interval(r),
+         _md(r["ci_method"]), _md(r["rank"]), _md(r["cluster"])] for r in report["systems"]])
+    c = report["comparisons"]
+    out += ["## Comparisons", "",
+            f"{c['n']} pairwise comparison(s), {_md(c['correction'])}-corrected per question "
+            f"at alpha = {c['alpha']}; {len(c['significant'])} significant after correction.",
+            ""]
+    out += _table(["Question", "Better", "Than", "Test", "p (adjusted)", "Effect [95% CI]"], [
+        [_label(r), _md(r["better"]), _md(r["system_b"] if r["better"] == r["system_a"]
+                                          else r["system_a"]),
+         _md(r["test"]), f"{r['p']:.4f} ({r['p_adjusted']:.4f})",
+         f"{_md(r['effect_measure'])} {_num(r['effect'])} {_interval(r, 'effect_')}"]
+        for r in c["significant"]]) if c["significant"] else [""]
+    q = report["quality"]
+    out += ["## Quality control and exclusions", "",
+            f"{len(q['flagged'])} of {q['workers']} workers flagged; flagged workers "
+            f"{'excluded' if q['excluded'] else 'kept'} ({q['annotations_used']} of "
+            f"{q['annotations']} human annotations used).", ""]
+    out += [f"- {_md(f['worker'])}: {_md('; '.join(f['reasons']))}" for f in q["flagged"]]
+    out += ["", "## Judge alignment (against the human consensus)", ""]
+    if report["judge_failed_outputs"]:
+        kept = report["options"].get("include_failed_judge_outputs")
+        listed = ", ".join(f"{_md(f['judge'])}/{_md(f['item'])} ({_md(f['reason'])})"
+                           for f in report["judge_failed_outputs"])
+        out += [f"{len(report['judge_failed_outputs'])} failed judge output(s) "
+                f"{'included' if kept else 'left out'}: {listed}", ""]
+    rows = [[_md(r["judge"]), _label(r), str(r["n"]), _num(r["exact"]),
+             f"{_num(r['kappa'])} {_interval(r, 'kappa_')}",
+             f"{_num(r['alpha'])} {_interval(r, 'alpha_')}", _num(r.get("spearman")),
+             _num(r.get("system_kendall"))]
+            for r in [*report["judges"], *report["human_ceiling"]]]
+    header = ["Judge (or human)", "Question", "Items", "Exact", "kappa [95% CI]",
+              "alpha [95% CI]", "Spearman", "System Kendall"]
+    out += _table(header, rows) if rows else ["No judge or human ceiling figures.", ""]
+    out += ["## Planning", ""]
+    out += _table(["Question", "Effect", "Power", "Items/system now", "Items/system needed",
+                   "Ratings/item now", "Ratings/item needed"], [
+        [_md(p["question"]), _num(p["effect"], 2), _num(p["power"], 2),
+         str(p["items_per_system"]), str(p["items_per_system_needed"]),
+         _num(p["ratings_per_item"], 1), _md(p["ratings_per_item_needed"] or "no number")]
+        for p in report["planning"]]) if report["planning"] else ["No numeric question.", ""]
+    return "\n".join(out).rstrip() + "\n"
