@@ -15,7 +15,7 @@ import pandas as pd
 from django.db import connection
 from django.db.models import Count, FloatField
 from django.db.models.fields.json import KT
-from django.db.models.functions import SHA256, Cast
+from django.db.models.functions import MD5, Cast
 
 from ..analysis import (
     agreement,
@@ -491,10 +491,11 @@ def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def item_field_values(*, campaign: Campaign, field: str, digest: bool = False) -> pd.Series:
     """item id -> the item's data field as text (None when absent), for subsets and pairing;
-    with `digest`, its SHA-256 instead (pairing needs equality only, not long source texts)."""
+    with `digest`, its MD5 instead (pairing needs equality only, not long source texts; built into
+    PostgreSQL, unlike SHA-256, and nothing secret is hashed)."""
     value = KT(f"data__{field}")
     rows = Item.objects.filter(campaign=campaign).order_by().annotate(
-        v=SHA256(value) if digest else value).values_list("id", "v")
+        v=MD5(value) if digest else value).values_list("id", "v")
     frame = fetch_frame(rows, ["item", "value"], text=("value",))
     return frame.set_index("item")["value"]
 
