@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 from django.db import connection
-from django.db.models import Count, FloatField
+from django.db.models import Count, Exists, FloatField, OuterRef
 from django.db.models.fields.json import KT
 from django.db.models.functions import MD5, Cast
 
@@ -29,7 +29,7 @@ from ..analysis import (
     scores,
 )
 from ..exporting.pseudonyms import worker_pseudonym
-from ..models import Annotation, Campaign, Item, ItemTally, Worker
+from ..models import Annotation, Campaign, Item, ItemTally, JudgeOutput, Worker
 from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
 
 FRAME_COLUMNS = [
@@ -746,7 +746,8 @@ def campaign_statistics(
         "flagged_workers": sorted(flagged),
         "judges": records(judge["judges"]),
         "human_ceiling": records(judge["human_ceiling"]),
-        "judge_failed_outputs": judge["judge_failed_outputs"],
+        "judge_failed_outputs": judge["judge_failed_outputs"] + run_failed_outputs(
+            campaign=campaign),
         "confusion": judge["confusion"],
         "judged_items": judge["judged_items"],
         "part_texts": [{"question": q, "part": p, "text": t}
@@ -755,6 +756,23 @@ def campaign_statistics(
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def run_failed_outputs(*, campaign: Campaign) -> list[dict]:
+    """Outputs of the campaign's judge runs that stayed invalid after every attempt (they never
+    became answers, so the figures never saw them), one row per judge, item and sample."""
+    valid = JudgeOutput.objects.filter(
+        judge=OuterRef("judge"), item=OuterRef("item"), sample=OuterRef("sample"), failed=False)
+    last = (JudgeOutput.objects.filter(judge__campaign=campaign, failed=True)
+            .exclude(Exists(valid)).order_by("judge__name", "item__external_id", "sample",
+                                             "-attempt")
+            .values_list("judge__name", "item__external_id", "sample", "failure_reason"))
+    rows, seen = [], set()
+    for judge, item, sample, reason in last:
+        if (judge, item, sample) not in seen:  # the last attempt's reason
+            seen.add((judge, item, sample))
+            rows.append({"judge": judge, "item": item, "reason": f"run output: {reason}"})
+    return rows
 
 
 def item_side_by_side(*, campaign: Campaign, external_id: str) -> list[dict]:

@@ -6,6 +6,7 @@ from django.db import connection
 
 from campaigns.models import Annotation, JudgeOutput, JudgeRun, Worker
 from campaigns.schema import parse_schema, validate_answers
+from campaigns.selectors.analysis import campaign_statistics
 from campaigns.services.judges import (
     judge_create,
     judge_run_cancel,
@@ -102,6 +103,14 @@ def test_invalid_outputs_are_kept_raw_marked_failed_with_the_reason_and_retried(
     before = server.requests
     again = _run(judge, {"sample": 2})
     assert (again.status, again.done, again.failed, server.requests) == ("done", 1, 1, before)
+    # The statistics list the item whose attempts all failed, with the last attempt's reason;
+    # the item answered on a later attempt is not listed.
+    listed = [f for f in campaign_statistics(campaign=campaign, n_boot=0)["judge_failed_outputs"]
+              if f["judge"] == judge.name]
+    answered = Annotation.objects.get(worker__platform="llm").item.external_id
+    assert [f["item"] for f in listed] == [failed[0].item.external_id]
+    assert listed[0]["item"] != answered
+    assert listed[0]["reason"] == f"run output: {failed[2].failure_reason}"
 
 
 def test_429_with_retry_after_and_500s_are_retried_with_backoff(seeds, standin, settings):
