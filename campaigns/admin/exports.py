@@ -6,11 +6,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from ..models import ExportJob
-from .scoping import CampaignScopedAdmin
+from .scoping import JobListAdmin
 
 
 @admin.register(ExportJob)
-class ExportJobAdmin(CampaignScopedAdmin):
+class ExportJobAdmin(JobListAdmin):
     list_display = ("id", "campaign", "format", "status", "progress", "requested_by",
                     "created_at", "finished_at", "download")
     list_filter = ("status", "format", ("campaign", admin.RelatedOnlyFieldListFilter))
@@ -19,20 +19,7 @@ class ExportJobAdmin(CampaignScopedAdmin):
               "requested_by", "created_at", "started_at", "finished_at", "download")
     readonly_fields = fields
 
-    def changelist_view(self, request, extra_context=None):
-        # While a visible job is queued or running, the list refreshes itself (a meta refresh:
-        # no script) so progress moves on screen.
-        in_flight = self.get_queryset(request).filter(
-            status__in=(ExportJob.Status.QUEUED, ExportJob.Status.RUNNING)).exists()
-        return super().changelist_view(
-            request, {**(extra_context or {}), "jobs_in_flight": in_flight})
-
-    # Jobs are requested from the campaign (dashboard button or list action), never typed in.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    in_flight_statuses = (ExportJob.Status.QUEUED, ExportJob.Status.RUNNING)
 
     @admin.display(description="Progress")
     def progress(self, obj):

@@ -31,7 +31,7 @@ from ..services.judges import (
     judge_run_resume,
     judge_run_start,
 )
-from .scoping import CampaignScopedAdmin, ReadOnlyAdmin, campaign_is_visible
+from .scoping import CampaignScopedAdmin, JobListAdmin, ReadOnlyAdmin, campaign_is_visible
 
 
 class JudgeForm(forms.ModelForm):
@@ -177,7 +177,7 @@ class JudgeAdmin(CampaignScopedAdmin):
 
 
 @admin.register(JudgeRun)
-class JudgeRunAdmin(CampaignScopedAdmin):
+class JudgeRunAdmin(JobListAdmin):
     campaign_lookup = "judge__campaign"
     list_display = ("id", "judge", "status", "progress", "requests", "tokens", "cost_estimate",
                     "created_at", "finished_at", "error_short")
@@ -189,17 +189,7 @@ class JudgeRunAdmin(CampaignScopedAdmin):
     def _visible(self, request, obj) -> bool:
         return obj is None or campaign_is_visible(request, obj.judge.campaign_id)
 
-    def changelist_view(self, request, extra_context=None):
-        in_flight = self.get_queryset(request).filter(
-            status__in=(JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)).exists()
-        return super().changelist_view(
-            request, {**(extra_context or {}), "jobs_in_flight": in_flight})
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
+    in_flight_statuses = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 
     @admin.display(description="Done / failed / remaining")
     def progress(self, obj):
