@@ -22,7 +22,10 @@ PARAMS = "PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e&STUDY_ID=study-9&SESSION_ID=sess
 # --- answering one item page, per question kind ------------------------------------------
 
 def answer_likert(page, fieldset, choice):
-    # Keyboard: focus the scale, then a number key selects that point.
+    # Keyboard: focus the scale, then a number key selects that point. The page's deferred
+    # scripts (the key handler among them) have run once the load event has fired; a press
+    # straight after a save's redirect could come before it.
+    page.wait_for_load_state("load")
     fieldset.locator("input[type=radio]").first.focus()
     page.keyboard.press(str(choice))
     assert fieldset.locator(f'input[value="{choice}"]').is_checked()
