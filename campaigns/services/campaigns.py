@@ -147,14 +147,14 @@ def campaign_control_problems(*, campaign: Campaign) -> list[str]:
     refused at publish): workers would silently get fewer checks than the settings promise."""
     counts = _control_counts(campaign)
     problems = []
-    for setting, kind in (("attention_checks_per_assignment", "attention"),
-                          ("gold_items_per_assignment", "gold")):
+    for setting, control in (("attention_checks_per_assignment", Item.Control.ATTENTION),
+                             ("gold_items_per_assignment", Item.Control.GOLD)):
         wanted = getattr(campaign, setting)
-        if wanted > counts[kind]:
+        if wanted > counts[control]:
             problems.append(
                 f"{setting.replace('_', ' ').capitalize()} is {wanted}, but the campaign has "
-                f"{counts[kind]} {kind} item(s); import {kind} items (control = {kind}) or "
-                "lower the setting.")
+                f"{counts[control]} {control} item(s); import {control} items "
+                f"(control = {control}) or lower the setting.")
     return problems
 
 
