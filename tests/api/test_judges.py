@@ -98,11 +98,19 @@ def test_a_run_starts_202_runs_and_its_judge_appears_in_stats_and_exports(
                for row in stats["judges"])
     # Human-only figures leave the judge out: the agreement counts the two raters only.
     assert stats["agreement"] and all(row["n_raters"] == 2 for row in stats["agreement"])
-    job = export_job_create(campaign=movie, requested_by=None, fmt="jsonl", enqueue=False)
-    export_job_run(job_id=job.pk)
-    job.refresh_from_db()
     from django.core.files.storage import storages
-    lines = [json.loads(x) for x in storages["exports"].open(job.file).read().splitlines()]
+
+    def exported(**options):
+        job = export_job_create(campaign=movie, requested_by=None, fmt="jsonl",
+                                options=options, enqueue=False)
+        export_job_run(job_id=job.pk)
+        job.refresh_from_db()
+        return [json.loads(x) for x in storages["exports"].open(job.file).read().splitlines()]
+
+    # A plain export holds the humans' answers; the judge's come on request.
+    plain = exported()
+    assert plain and all(r["worker_platform"] != "llm" for r in plain)
+    lines = exported(worker_platform="all")
     judged = [r for r in lines if r["worker_platform"] == "llm"]
     assert all("judge" not in r for r in lines if r["worker_platform"] != "llm")
     assert len(judged) == movie.items.count()
