@@ -191,6 +191,14 @@ class BaseQuestion(Strict):
         """What the template shows besides the question: choices, current value, rows."""
         return {"value": as_text(value)}
 
+    # Whether the question judges an item's several outputs (campaigns/schema/outputs.py):
+    # then the page shows them in the assignment's order and record_order() stores it.
+    judges_outputs: ClassVar[bool] = False
+
+    def record_order(self, raw: Any, systems: list[str]) -> Any:
+        """The raw answer with the systems in the order the worker was shown them."""
+        return raw
+
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of
         the answers); raise NotImplementedError when this kind has no option values."""

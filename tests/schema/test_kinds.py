@@ -8,13 +8,16 @@ from campaigns.schema import REGISTRY, parse_schema, register_kind, validate_ans
 from campaigns.schema.kinds import kind_name
 from tests.factories import (
     CONTINUATION_SCHEMA,
+    PAIRWISE_SCHEMA,
     RUBRIC_SCHEMA,
     SUMMARY_SCHEMA,
     TRANSLATION_SCHEMA,
 )
 
-SCHEMAS = [CONTINUATION_SCHEMA, SUMMARY_SCHEMA, RUBRIC_SCHEMA, TRANSLATION_SCHEMA]
-ITEM = {"summary": "One. Two. Three.", "story": "x"}
+SCHEMAS = [CONTINUATION_SCHEMA, SUMMARY_SCHEMA, RUBRIC_SCHEMA, TRANSLATION_SCHEMA,
+           PAIRWISE_SCHEMA]
+ITEM = {"summary": "One. Two. Three.", "story": "x",
+        "outputs": [{"system": "a", "text": "One."}, {"system": "b", "text": "Two."}]}
 
 
 def test_the_example_schemas_cover_every_built_in_kind():

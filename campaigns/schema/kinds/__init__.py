@@ -9,6 +9,7 @@ from .choice import ChoiceQuestion
 from .flags import FlagsQuestion
 from .likert import LikertQuestion
 from .lines import LinesQuestion
+from .pairwise import PairwiseQuestion
 from .rubric import RubricQuestion
 from .slider import SliderQuestion
 from .text import TextQuestion
@@ -25,7 +26,7 @@ def kind_name(question_class: type[BaseQuestion]) -> str:
 REGISTRY: dict[str, type[BaseQuestion]] = {
     kind_name(cls): cls
     for cls in (LikertQuestion, ChoiceQuestion, SliderQuestion, LinesQuestion, RubricQuestion,
-                TextQuestion, FlagsQuestion)
+                TextQuestion, FlagsQuestion, PairwiseQuestion)
 }
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "FlagsQuestion",
     "LikertQuestion",
     "LinesQuestion",
+    "PairwiseQuestion",
     "RubricQuestion",
     "SliderQuestion",
     "TextQuestion",
