@@ -199,6 +199,11 @@ class BaseQuestion(Strict):
         """The raw answer with the systems in the order the worker was shown them."""
         return raw
 
+    def preferences(self, answer: Any) -> list[tuple[str, str, float]]:
+        """A stored answer as paired comparisons (system shown first, system shown second,
+        the first one's result: 1 win, 0.5 tie, 0 loss); [] when it compares no systems."""
+        return []
+
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of
         the answers); raise NotImplementedError when this kind has no option values."""

@@ -3,6 +3,7 @@ import json
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from campaigns.importing.items import parse_items
@@ -231,3 +232,27 @@ def test_the_export_says_which_system_was_shown_where(owner, settings, tmp_path,
                                 "pref.winner")} == {
         "pref.choice": "A", "pref.strength": "slightly", "pref.A": "llama-y",
         "pref.B": "gpt-x", "pref.winner": "llama-y"}
+
+
+@pytest.mark.django_db
+def test_the_statistics_carry_the_preference_tables_from_the_stored_answers(owner):
+    from campaigns.selectors.analysis import campaign_statistics
+
+    campaign = make_campaign(owner=owner, schema=SCHEMA)
+    # x beats y as A and as B, and y wins once as A: 3 of 4 decided for x (in item order).
+    judged = [("A", ["x", "y"]), ("B", ["y", "x"]), ("A", ["y", "x"]), ("tie", ["x", "y"]),
+              ("A", ["x", "y"])]
+    for n, (choice, order) in enumerate(judged):
+        make_annotation(campaign, item=f"i{n}", system="", platform_id=f"W{n}",
+                        answers={"pref": {"choice": choice, "order": order}})
+    make_annotation(campaign, item="gold", system="", control="gold", platform_id="W9",
+                    answers={"pref": {"choice": "B", "order": ["x", "y"]}})
+    [table] = campaign_statistics(campaign=campaign, n_boot=50)["pairwise_preference"]
+    assert table["question"] == "pref" and table["judgments"] == 5
+    assert table["pairs"] == [{"system_a": "x", "system_b": "y", "wins_a": 3, "ties": 1,
+                               "wins_b": 1, "n": 5, "win_rate_a": 0.7}]
+    strengths = {row["system"]: row["strength"] for row in table["bradley_terry"]}
+    assert strengths["x"] == pytest.approx(-strengths["y"]) == pytest.approx(
+        np.log(3.5 / 1.5) / 2)
+    bias = table["position_bias"]
+    assert (bias["first_wins"], bias["second_wins"], bias["ties"]) == (3, 1, 1)

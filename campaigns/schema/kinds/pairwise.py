@@ -136,6 +136,14 @@ class PairwiseQuestion(BaseQuestion):
             atoms.append(("reason", answer.get("reason")))
         return [*atoms, ("A", order[0]), ("B", order[1]), ("winner", winner)]
 
+    def preferences(self, answer: Any) -> list[tuple[str, str, float]]:
+        order = answer.get("order") if isinstance(answer, dict) else None
+        score = {"A": 1.0, "B": 0.0, "tie": 0.5}.get(answer.get("choice")) \
+            if isinstance(answer, dict) else None
+        if not isinstance(order, list) or len(order) != 2 or score is None:
+            return []
+        return [(order[0], order[1], score)]
+
     def is_free_text(self, part: str) -> bool:
         # Agreement is on the system preferred (winner), not on the position clicked (which
         # differs between workers shown different orders) nor on who was shown where.
