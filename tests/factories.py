@@ -100,3 +100,10 @@ PAIRWISE_SCHEMA = {
          "strength": True},
     ],
 }
+
+# Best-worst scaling over an item's 3 to 6 outputs.
+BWS_SCHEMA = {
+    "display": [{"field": "prompt", "label": "Prompt"}],
+    "questions": [{"id": "bestworst", "kind": "bws",
+                   "text": "Which response is best, which worst?"}],
+}

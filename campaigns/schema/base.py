@@ -204,6 +204,11 @@ class BaseQuestion(Strict):
         the first one's result: 1 win, 0.5 tie, 0 loss); [] when it compares no systems."""
         return []
 
+    def best_worst(self, answer: Any) -> tuple[list[str], str, str] | None:
+        """A stored answer as (systems shown, system chosen best, system chosen worst) for the
+        best-worst scores; None when it is not such a choice."""
+        return None
+
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of
         the answers); raise NotImplementedError when this kind has no option values."""

@@ -111,3 +111,28 @@ def test_position_bias_counts_pairs_shown_both_ways_only():
     assert bias["p_value"] == pytest.approx(0.625)  # exact binomial: 2 * P(X >= 3 | 4, 1/2)
     assert bias["ci_low"] < 0.75 < bias["ci_high"]
     assert position_bias(judgments([(1, "x", "z", 1)]))["n"] == 0
+
+
+# --- best-worst scaling --------------------------------------------------------------------
+
+def test_best_minus_worst_counts_by_hand_and_bootstraps_items():
+    from campaigns.analysis.bestworst import best_minus_worst
+
+    rows = []
+    # Item 1 shows a, b, c twice: a best both times, c worst once and b worst once.
+    for n, (best, worst) in enumerate([("a", "c"), ("a", "b")]):
+        rows += [{"item": 1, "worker": n, "system": s,
+                  "outcome": 1 if s == best else -1 if s == worst else 0} for s in "abc"]
+    # Item 2 shows a, b, d once: d best, a worst.
+    rows += [{"item": 2, "worker": 9, "system": s,
+              "outcome": {"d": 1, "a": -1, "b": 0}[s]} for s in "abd"]
+    table = best_minus_worst(pd.DataFrame(rows), n_boot=500, seed=2).set_index("system")
+    assert table.loc["a", ["best", "worst", "appearances"]].tolist() == [2, 1, 3]
+    assert table.loc["a", "score"] == pytest.approx(1 / 3)
+    assert table.loc["b", "score"] == pytest.approx(-1 / 3)
+    assert table.loc["c", "score"] == pytest.approx(-1 / 2)
+    assert table.loc["d", "score"] == 1.0 and table.loc["d", "rank"] == 1
+    # Two items: a resample holds item 1 twice (a: 2/2 = 1), item 2 twice (a: -1) or both.
+    assert table.loc["a", "ci_low"] == pytest.approx(-1) and table.loc["a", "ci_high"] == 1
+    # d appears on item 2 only: its score is 1 in every resample that holds it.
+    assert table.loc["d", "ci_low"] == table.loc["d", "ci_high"] == 1.0
