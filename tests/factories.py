@@ -90,3 +90,20 @@ def make_items(campaign: Campaign, n: int, *, control: str = "", gold: dict | No
              slots_wanted=0 if control else campaign.annotations_per_item)
         for i in range(n)
     )
+
+
+# Side-by-side preference between an item's two outputs (items carry `outputs`).
+PAIRWISE_SCHEMA = {
+    "display": [{"field": "prompt", "label": "Prompt"}],
+    "questions": [
+        {"id": "preference", "kind": "pairwise", "text": "Which response is better?",
+         "strength": True},
+    ],
+}
+
+# Best-worst scaling over an item's 3 to 6 outputs.
+BWS_SCHEMA = {
+    "display": [{"field": "prompt", "label": "Prompt"}],
+    "questions": [{"id": "bestworst", "kind": "bws",
+                   "text": "Which response is best, which worst?"}],
+}

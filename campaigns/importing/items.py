@@ -11,6 +11,7 @@ from typing import Any
 
 from ..schema import AnswerInvalid, TaskSchema, validate_answers
 from ..schema.kinds.lines import split_segments
+from ..schema.outputs import OUTPUTS, check_outputs, outputs_from_columns
 from .records import FORMATS, Collector, ImportRejected, RowError, decode, json_cell, read_records
 
 RESERVED = ("id", "external_id", "system", "control", "gold", "gold_tolerance")
@@ -39,6 +40,7 @@ def check_record(
     if not isinstance(record, dict):
         out.add(row, "", "expected an object with the item's fields", line)
         return None
+    record = outputs_from_columns(record)
     n_errors = len(out.errors)
     external_id = record.get("id", record.get("external_id"))
     if external_id is None or str(external_id).strip() == "":
@@ -48,6 +50,8 @@ def check_record(
     data = {k: v for k, v in record.items() if k not in RESERVED}
     if isinstance(data.get("data"), dict) and len(data) == 1:
         data = dict(data["data"])
+    if OUTPUTS in data and (problem := check_outputs(data[OUTPUTS])):
+        out.add(row, OUTPUTS, problem, line)
     _check_fields(data, row, line, schema, out)
     control = str(record.get("control") or "").strip().lower()
     gold = json_cell(record.get("gold"), row, line, "gold", out)

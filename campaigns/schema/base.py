@@ -191,6 +191,24 @@ class BaseQuestion(Strict):
         """What the template shows besides the question: choices, current value, rows."""
         return {"value": as_text(value)}
 
+    # Whether the question judges an item's several outputs (campaigns/schema/outputs.py):
+    # then the page shows them in the assignment's order and record_order() stores it.
+    judges_outputs: ClassVar[bool] = False
+
+    def record_order(self, raw: Any, systems: list[str]) -> Any:
+        """The raw answer with the systems in the order the worker was shown them."""
+        return raw
+
+    def preferences(self, answer: Any) -> list[tuple[str, str, float]]:
+        """A stored answer as paired comparisons (system shown first, system shown second,
+        the first one's result: 1 win, 0.5 tie, 0 loss); [] when it compares no systems."""
+        return []
+
+    def best_worst(self, answer: Any) -> tuple[list[str], str, str] | None:
+        """A stored answer as (systems shown, system chosen best, system chosen worst) for the
+        best-worst scores; None when it is not such a choice."""
+        return None
+
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of
         the answers); raise NotImplementedError when this kind has no option values."""

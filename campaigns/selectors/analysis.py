@@ -20,9 +20,11 @@ from django.db.models.functions import MD5, Cast
 from ..analysis import (
     agreement,
     alignment,
+    bestworst,
     comparisons,
     judges,
     planning,
+    preference,
     quality,
     reliability,
     report,
@@ -30,7 +32,7 @@ from ..analysis import (
 )
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, JudgeOutput, Worker
-from ..schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
+from ..schema import AnswerInvalid, BaseQuestion, TaskSchema, parse_schema, validate_answers
 
 FRAME_COLUMNS = [
     "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
@@ -753,6 +755,12 @@ def campaign_statistics(
         "part_texts": [{"question": q, "part": p, "text": t}
                        for (q, p), t in _part_texts(schema).items()],
         "changes": changes,
+        "pairwise_preference": preference_statistics(
+            campaign=campaign, schema=schema, annotations=set(used["annotation"]),
+            n_boot=n_boot),
+        "best_worst": best_worst_statistics(
+            campaign=campaign, schema=schema, annotations=set(used["annotation"]),
+            n_boot=n_boot),
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
@@ -848,3 +856,68 @@ def evaluation_report(*, campaign: Campaign, effect: float | None = None, power:
                       alpha=statistics["options"]["alpha"], frame=frame)
     built = report.build_report(statistics, _design_facts(campaign, frame), plan)
     return {**built, "markdown": report.report_markdown(built)}
+
+
+def preference_frame(*, campaign: Campaign, question: BaseQuestion,
+                     annotations: set | None = None) -> pd.DataFrame:
+    """The question's answers by people on regular items as paired comparisons: one row per
+    pair judged (item, worker, first, second, score), as the kind reads its answers."""
+    out = [(item, worker, first, second, score)
+           for item, worker, answer in _human_answers(campaign, question.id, annotations)
+           for first, second, score in question.preferences(answer)]
+    return pd.DataFrame(out, columns=preference.COLUMNS)
+
+
+def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
+                          annotations: set | None = None,
+                          n_boot: int = agreement.N_BOOT) -> list[dict]:
+    """Per question whose answers compare systems: win/tie/loss per pair, win rates (ties as
+    half), Bradley-Terry strengths with item-bootstrap intervals, and the position bias."""
+    out = []
+    for q in schema.questions:
+        if type(q).preferences is BaseQuestion.preferences:
+            continue
+        frame = preference_frame(campaign=campaign, question=q, annotations=annotations)
+        tables = preference.preference_tables(frame, n_boot=n_boot)
+        out.append({"question": q.id, "judgments": len(frame),
+                    "pairs": records(tables["pairs"]),
+                    "win_rates": records(tables["win_rates"]),
+                    "bradley_terry": records(tables["bradley_terry"]),
+                    "position_bias": tables["position_bias"]})
+    return out
+
+
+def _human_answers(campaign: Campaign, question_id: str, annotations: set | None):
+    """(item, worker, answer) of one question by people on regular items, optionally only
+    the annotations in `annotations`."""
+    control = Item.objects.filter(campaign=campaign).exclude(control="").values("id")
+    judges = Worker.objects.filter(campaign=campaign, platform=LLM).values("id")
+    rows = (Annotation.objects.filter(campaign=campaign, answers__has_key=question_id)
+            .exclude(item_id__in=control).exclude(worker_id__in=judges).order_by("id")
+            .values_list("id", "item_id", "worker_id", "answers"))
+    for annotation, item, worker, answers in rows.iterator():
+        if annotations is None or annotation in annotations:
+            yield item, worker, answers[question_id]
+
+
+def best_worst_statistics(*, campaign: Campaign, schema: TaskSchema,
+                          annotations: set | None = None,
+                          n_boot: int = agreement.N_BOOT) -> list[dict]:
+    """Per question whose answers pick a best and a worst output: best-minus-worst scores
+    per system with item-bootstrap intervals."""
+    out = []
+    for q in schema.questions:
+        if type(q).best_worst is BaseQuestion.best_worst:
+            continue
+        rows, answers = [], 0
+        for item, worker, answer in _human_answers(campaign, q.id, annotations):
+            found = q.best_worst(answer)
+            if found is not None:
+                shown, best, worst = found
+                answers += 1
+                rows += [(item, worker, s, 1 if s == best else -1 if s == worst else 0)
+                         for s in shown]
+        frame = pd.DataFrame(rows, columns=bestworst.COLUMNS)
+        out.append({"question": q.id, "answers": answers,
+                    "scores": records(bestworst.best_minus_worst(frame, n_boot=n_boot))})
+    return out

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, F, FloatField, Q, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce, TruncDate
@@ -113,18 +114,75 @@ def campaign_dashboard(*, campaign: Campaign, now=None) -> Dashboard:
 
 
 def campaign_progress(*, campaign: Campaign) -> tuple[Progress, list[Progress]]:
-    """(overall, per system) annotation slots of regular items, in one query."""
+    """(overall, per system) annotation slots of regular items.
+
+    An item with several outputs counts for each of its systems (so the systems' figures
+    add up to more than the overall ones, which count items); one query, two with such items.
+    """
     per_system = _progress_per_system(campaign)
+    several = _progress_of_outputs(campaign)
     overall = Progress(system="All systems")
     for p in per_system:
         for name in ("items", "items_complete", "wanted", "done", "in_progress", "remaining"):
             setattr(overall, name, getattr(overall, name) + getattr(p, name))
+    if several:
+        overall_several = several.pop(None)
+        for name in ("items", "items_complete", "wanted", "done", "in_progress", "remaining"):
+            setattr(overall, name, getattr(overall, name) + getattr(overall_several, name))
+        merged = {p.system: p for p in per_system}
+        for system, p in several.items():
+            if system in merged:
+                for name in ("items", "items_complete", "wanted", "done", "in_progress",
+                             "remaining"):
+                    setattr(merged[system], name, getattr(merged[system], name) + getattr(p, name))
+            else:
+                merged[system] = p
+        per_system = sorted(merged.values(), key=lambda p: (p.system == NO_SYSTEM, p.system))
     return overall, per_system
+
+
+_OUTPUTS_PROGRESS_SQL = """
+    WITH items AS (
+        SELECT i.data, i.slots_wanted, i.slots_taken, i.annotations_done
+        FROM campaigns_item i
+        WHERE i.campaign_id = %s AND i.control = '' AND jsonb_exists(i.data, 'outputs'))
+    SELECT o.system, count(*), count(*) FILTER (WHERE annotations_done >= slots_wanted),
+           coalesce(sum(slots_wanted), 0), coalesce(sum(slots_taken), 0),
+           coalesce(sum(annotations_done), 0)
+    FROM items CROSS JOIN LATERAL (
+        SELECT DISTINCT e->>'system' AS system FROM jsonb_array_elements(
+            CASE jsonb_typeof(data->'outputs') WHEN 'array' THEN data->'outputs'
+            ELSE '[]'::jsonb END) e) o
+    WHERE o.system IS NOT NULL
+    GROUP BY o.system
+    UNION ALL
+    SELECT NULL, count(*), count(*) FILTER (WHERE annotations_done >= slots_wanted),
+           coalesce(sum(slots_wanted), 0), coalesce(sum(slots_taken), 0),
+           coalesce(sum(annotations_done), 0)
+    FROM items
+"""
+
+
+def _progress_of_outputs(campaign: Campaign) -> dict[str | None, Progress]:
+    """Per system (and None: overall, counting items), the figures of items with outputs."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OUTPUTS_PROGRESS_SQL.replace("campaigns_item", Item._meta.db_table),
+                       [campaign.pk])
+        rows = cursor.fetchall()
+    if not any(r[0] is None and r[1] for r in rows):  # no item with outputs
+        return {}
+    out: dict[str | None, Progress] = {}
+    for system, items, complete, wanted, taken, done in rows:
+        out[system] = Progress(system="All systems" if system is None else system, items=items,
+                               items_complete=complete, wanted=wanted, done=done,
+                               in_progress=taken - done, remaining=wanted - taken)
+    return out
 
 
 def _progress_per_system(campaign: Campaign) -> list[Progress]:
     rows = (
         Item.objects.filter(campaign=campaign, control="")
+        .exclude(data__has_key="outputs")
         .values("system")
         .annotate(
             items=Count("id"),

@@ -28,6 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..errors import ServiceError
 from ..models import Assignment, Worker
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
+from ..schema.outputs import order_seed, shown_answers
 from ..services.completion import completion_code_for, completion_redirect_url
 from ..work import (
     annotation_submit,
@@ -129,7 +130,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     answers: dict = {}
 
     def read_answers(schema) -> dict:  # once the service has the campaign's schema
-        answers.update(answers_from_post(schema.questions, request.POST))
+        answers.update(_with_order(schema, answers_from_post(schema.questions, request.POST),
+                                   token, position))
         return answers
 
     try:
@@ -170,8 +172,9 @@ def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> b
         return False
     schema = parse_schema_cached(assignment.campaign.schema)
     try:
-        posted = validate_answers(schema, answers_from_post(schema.questions, request.POST),
-                                  page.entry.item.data)
+        posted = validate_answers(schema, shown_answers(
+            schema, answers_from_post(schema.questions, request.POST), page.entry.item, token),
+            page.entry.item.data)
     except AnswerInvalid:
         return False
     return posted == page.entry.annotation.answers
@@ -187,11 +190,21 @@ def _not_saved(request: HttpRequest, assignment: Assignment) -> HttpResponse:
         link_text="Show my completion code")
 
 
+def _with_order(schema, answers: dict, token: str, position: int) -> dict:
+    """The posted answers with the outputs' order as this assignment showed them (read only
+    for a schema with a question that judges several outputs)."""
+    if not any(q.judges_outputs for q in schema.questions):
+        return answers
+    _, page = assignment_with_page(token=token, position=position)
+    return answers if page is None else shown_answers(schema, answers, page.entry.item, token)
+
+
 def _render_item(request, assignment, page, *, values=None, errors=None, status=200):
     position = page.entry.position
     context = item_context(campaign=assignment.campaign, item=page.entry.item,
                            position=position, total=page.progress.total,
-                           values=values, errors=errors)
+                           values=values, errors=errors,
+                           order_seed=order_seed(assignment.token, page.entry.item.pk))
     context["back_url"] = item_url(assignment, position - 1) if position > 1 else ""
     context["answered"] = page.progress.answered  # the progress bar counts answers
     context["assignment"] = assignment

@@ -12,6 +12,7 @@ from django.utils.safestring import SafeString
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
+from ..schema.outputs import shown_data
 from .forms import QuestionField, question_fields, timer_start
 from .safe_markdown import render_markdown
 
@@ -77,11 +78,12 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
 
 def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
                  values: dict | None = None, errors: dict | None = None,
-                 preview: bool = False) -> dict:
-    """Everything templates/campaigns/item.html needs for one item of an assignment."""
+                 preview: bool = False, order_seed: str | None = None) -> dict:
+    """Everything templates/campaigns/item.html needs for one item of an assignment
+    (its several outputs in the order `order_seed` draws, as stored without one)."""
     schema = parse_schema_cached(campaign.schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
-                                    item_data=item.data)
+                                    item_data=shown_data(item.data, order_seed))
     for f in fields:
         f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {

@@ -7,14 +7,19 @@ from pydantic import BaseModel
 from campaigns.schema import REGISTRY, parse_schema, register_kind, validate_answers
 from campaigns.schema.kinds import kind_name
 from tests.factories import (
+    BWS_SCHEMA,
     CONTINUATION_SCHEMA,
+    PAIRWISE_SCHEMA,
     RUBRIC_SCHEMA,
     SUMMARY_SCHEMA,
     TRANSLATION_SCHEMA,
 )
 
-SCHEMAS = [CONTINUATION_SCHEMA, SUMMARY_SCHEMA, RUBRIC_SCHEMA, TRANSLATION_SCHEMA]
-ITEM = {"summary": "One. Two. Three.", "story": "x"}
+SCHEMAS = [CONTINUATION_SCHEMA, SUMMARY_SCHEMA, RUBRIC_SCHEMA, TRANSLATION_SCHEMA,
+           PAIRWISE_SCHEMA, BWS_SCHEMA]
+ITEM = {"summary": "One. Two. Three.", "story": "x",
+        "outputs": [{"system": "a", "text": "One."}, {"system": "b", "text": "Two."}]}
+THREE = {**ITEM, "outputs": [*ITEM["outputs"], {"system": "c", "text": "Three."}]}
 
 
 def test_the_example_schemas_cover_every_built_in_kind():
@@ -25,9 +30,10 @@ def test_the_example_schemas_cover_every_built_in_kind():
 @pytest.mark.parametrize("seed", range(20))
 def test_every_kinds_example_answer_passes_its_own_validation(seed):
     rng = random.Random(seed)
-    for schema in map(parse_schema, SCHEMAS):
-        answers = {q.id: q.example_answer(ITEM, rng) for q in schema.questions}
-        validate_answers(schema, answers, ITEM)
+    for data in SCHEMAS:
+        schema, item = parse_schema(data), THREE if data is BWS_SCHEMA else ITEM  # 3+ outputs
+        answers = {q.id: q.example_answer(item, rng) for q in schema.questions}
+        validate_answers(schema, answers, item)
 
 
 def test_every_kind_names_a_template_and_its_name_matches_the_registry():

@@ -5,10 +5,12 @@ campaigns.schema.register_kind() adds a kind at run time (and rebuilds the schem
 from typing import get_args
 
 from ..base import BaseQuestion
+from .bws import BestWorstQuestion
 from .choice import ChoiceQuestion
 from .flags import FlagsQuestion
 from .likert import LikertQuestion
 from .lines import LinesQuestion
+from .pairwise import PairwiseQuestion
 from .rubric import RubricQuestion
 from .slider import SliderQuestion
 from .text import TextQuestion
@@ -25,15 +27,17 @@ def kind_name(question_class: type[BaseQuestion]) -> str:
 REGISTRY: dict[str, type[BaseQuestion]] = {
     kind_name(cls): cls
     for cls in (LikertQuestion, ChoiceQuestion, SliderQuestion, LinesQuestion, RubricQuestion,
-                TextQuestion, FlagsQuestion)
+                TextQuestion, FlagsQuestion, PairwiseQuestion, BestWorstQuestion)
 }
 
 __all__ = [
     "REGISTRY",
+    "BestWorstQuestion",
     "ChoiceQuestion",
     "FlagsQuestion",
     "LikertQuestion",
     "LinesQuestion",
+    "PairwiseQuestion",
     "RubricQuestion",
     "SliderQuestion",
     "TextQuestion",

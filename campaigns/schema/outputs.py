@@ -1,0 +1,96 @@
+"""Items with several system outputs: reading them, and the order one assignment shows them in.
+
+An item may carry `outputs: [{"system": ..., "text": ...}, ...]` (several systems' outputs for
+one input). Each assignment shows them in its own order, drawn from a seed made of the
+assignment's stored token and the item's id, so the order a worker saw can be recomputed; the
+kinds that judge outputs also store that order in every answer.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any
+
+OUTPUTS = "outputs"
+CSV_PREFIX = "output:"
+MAX_OUTPUTS = 20
+
+
+def check_outputs(value: Any) -> str | None:
+    """What is wrong with an item's `outputs` value, or None when it is usable."""
+    if not isinstance(value, list) or not value:
+        return 'expected a list of {"system": ..., "text": ...} objects'
+    if len(value) > MAX_OUTPUTS:
+        return f"at most {MAX_OUTPUTS} outputs per item"
+    systems = []
+    for i, output in enumerate(value, start=1):
+        if not isinstance(output, dict) or set(output) != {"system", "text"}:
+            return f'output {i}: expected exactly the keys "system" and "text"'
+        system, text = output["system"], output["text"]
+        if not isinstance(system, str) or not system.strip() or len(system) > 200:
+            return f"output {i}: the system must be a name of 1 to 200 characters"
+        if not isinstance(text, str) or not text.strip():
+            return f"output {i}: the text must be non-empty text"
+        systems.append(system.strip())
+    repeated = sorted({s for s in systems if systems.count(s) > 1})
+    if repeated:
+        return f"systems must be distinct per item; repeated: {', '.join(repeated)}"
+    return None
+
+
+def outputs_from_columns(record: dict) -> dict:
+    """A flat (CSV) record's `output:<system>` columns folded into `outputs`, in column order.
+
+    Empty cells are left out (an item need not carry every system); the record is returned
+    unchanged when it has no such column.
+    """
+    columns = [k for k in record if isinstance(k, str) and k.startswith(CSV_PREFIX)]
+    if not columns:
+        return record
+    folded = {k: v for k, v in record.items() if k not in columns}
+    folded[OUTPUTS] = [
+        {"system": k[len(CSV_PREFIX):].strip(), "text": record[k]} for k in columns
+        if record[k] is not None and str(record[k]).strip()]
+    return folded
+
+
+def item_systems(data: dict | None) -> list[str]:
+    """The systems of an item's outputs, in the stored order ([] without outputs)."""
+    outputs = (data or {}).get(OUTPUTS)
+    if not isinstance(outputs, list):
+        return []
+    return [o["system"] for o in outputs if isinstance(o, dict) and "system" in o]
+
+
+def order_seed(token: str, item_id: Any) -> str:
+    """The seed of one assignment's order for one item (recomputable from stored rows)."""
+    return f"{token}:{item_id}"
+
+
+def shuffled(n: int, seed: str) -> list[int]:
+    """A permutation of range(n) drawn from `seed` (the same seed, the same permutation)."""
+    rng = random.Random(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "big"))
+    order = list(range(n))
+    rng.shuffle(order)
+    return order
+
+
+def shown_data(data: dict | None, seed: str | None) -> dict:
+    """The item's data with its outputs in the order this seed shows them (as stored: None)."""
+    data = dict(data or {})
+    outputs = data.get(OUTPUTS)
+    if seed is None or not isinstance(outputs, list):
+        return data
+    data[OUTPUTS] = [outputs[i] for i in shuffled(len(outputs), seed)]
+    return data
+
+
+def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
+    """Raw answers with the outputs' order this assignment showed recorded by each question
+    that judges outputs (the server's order: whatever the browser posted for it is replaced)."""
+    systems = item_systems(shown_data(item.data, order_seed(token, item.pk)))
+    if not systems:
+        return answers
+    by_id = {q.id: q for q in schema.questions}
+    return {qid: by_id[qid].record_order(raw, systems) if qid in by_id else raw
+            for qid, raw in answers.items()}
