@@ -207,7 +207,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # The API speaks JSON only (uploads opt in to multipart); errors have one shape.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["campaigns.api.parsers.BoundedJSONParser"],
     "EXCEPTION_HANDLER": "campaigns.api.errors.exception_handler",
     # Token-authenticated requests (scripts) are rate-limited per user, e.g. "1000/min".
     "DEFAULT_THROTTLE_CLASSES": ["campaigns.api.throttling.TokenRateThrottle"],

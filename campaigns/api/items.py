@@ -7,7 +7,7 @@ import re
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -16,6 +16,7 @@ from ..models import Item
 from ..services.items import items_import
 from . import openapi
 from .pagination import PAGE_PARAMETERS, ApiCursorPagination, paginated
+from .parsers import BoundedJSONParser
 from .permissions import campaign_for
 from .serializers import reject_unstorable, validated
 
@@ -51,7 +52,7 @@ def check_storable(content: bytes) -> None:
 
 
 class ItemImportApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
 
     class ItemImportOutput(serializers.Serializer):
         created = serializers.IntegerField()

@@ -8,12 +8,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 FORMATS = ("csv", "tsv", "json", "jsonl")
 MAX_REPORTED_ERRORS = 100
+# JSON the database and every later reader handle safely: nesting bounded well below
+# Python's recursion limit, integers of a sane length, no NaN or Infinity (not JSON, and
+# PostgreSQL's jsonb refuses them).
+MAX_JSON_DEPTH = 64
+MAX_JSON_INT_DIGITS = 100
 csv.field_size_limit(10 * 1024 * 1024)
 
 
@@ -89,6 +95,62 @@ def decode(content: bytes) -> str:
     return text
 
 
+class JsonRefused(ValueError):
+    """Well-formed JSON that is refused (too deep, a huge integer, NaN or Infinity)."""
+
+    msg = ""
+
+
+def _refuse(message: str) -> JsonRefused:
+    exc = JsonRefused(message)
+    exc.msg = message
+    return exc
+
+
+def _no_constant(name: str) -> Any:
+    raise _refuse(f"{name} is not a JSON value (write null or a string)")
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_INT_DIGITS:
+        raise _refuse(f"an integer of {digits} digits (at most {MAX_JSON_INT_DIGITS})")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _refuse(f"the number {text[:30]} is out of range")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                break
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def load_json(text: str, *, depth_offset: int = 0) -> Any:
+    """json.loads that raises json.JSONDecodeError or JsonRefused, never anything else."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int,
+                           parse_float=_finite_float)
+    except RecursionError:
+        raise _refuse(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if _depth(value) + depth_offset > MAX_JSON_DEPTH:
+        raise _refuse(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
 def read_records(text: str, fmt: str) -> Iterator[tuple[int, int | None, Any]]:
     """Yield (row, line, record) for each record; malformed input raises ImportRejected."""
     if fmt in ("csv", "tsv"):
@@ -152,18 +214,20 @@ def _read_jsonl(text: str) -> Iterator[tuple[int, int | None, Any]]:
             continue
         row += 1
         try:
-            yield row, line_no, json.loads(line)
+            yield row, line_no, load_json(line)
         except json.JSONDecodeError as exc:
             yield (
                 row,
                 line_no,
                 RowError(row, "", f"malformed JSON: {exc.msg} at column {exc.colno}", line_no),
             )
+        except JsonRefused as exc:
+            yield row, line_no, RowError(row, "", f"refused JSON: {exc.msg}", line_no)
 
 
 def _read_json(text: str) -> Iterator[tuple[int, int | None, Any]]:
     try:
-        records = json.loads(text)
+        records = load_json(text, depth_offset=-1)  # the list of records is one level
     except json.JSONDecodeError as exc:
         raise ImportRejected(
             [
@@ -172,6 +236,8 @@ def _read_json(text: str) -> Iterator[tuple[int, int | None, Any]]:
                 )
             ]
         ) from None
+    except JsonRefused as exc:
+        raise ImportRejected([RowError(None, "", f"refused JSON: {exc.msg}")]) from None
     if isinstance(records, dict) and isinstance(records.get("items"), list):
         records = records["items"]
     if not isinstance(records, list):
@@ -186,8 +252,8 @@ def json_cell(raw: Any, row: int, line: int | None, fld: str, out: Collector) ->
         if not raw.strip():
             return None
         try:
-            return json.loads(raw)
-        except json.JSONDecodeError as exc:
+            return load_json(raw)
+        except (json.JSONDecodeError, JsonRefused) as exc:
             out.add(row, fld, f"not valid JSON ({exc.msg})", line)
             return None
     return raw
