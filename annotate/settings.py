@@ -157,6 +157,15 @@ STORAGES = {
             "OPTIONS": {"location": str(MEDIA_ROOT / "exports"), "base_url": None},
         }
     ),
+    # Item uploads waiting for their background import (ImportJob); deleted once imported.
+    "imports": (
+        {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {"location": "imports"}}
+        if _EXPORT_STORAGE == "s3"
+        else {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(MEDIA_ROOT / "imports"), "base_url": None},
+        }
+    ),
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -284,6 +293,11 @@ RATELIMIT_FAIL_OPEN = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
+# Columns a CSV/TSV header may have: a row of thousands of columns is an attack, not data.
+IMPORT_MAX_COLUMNS = env.int("IMPORT_MAX_COLUMNS", default=1000)
+# Uploads (admin and API) larger than this are stored and imported by a Celery job, so a
+# big file never runs into the web worker's timeout.
+IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=5 * 1024 * 1024)
 # The largest request body the API accepts (item uploads); larger ones get 413.
 API_UPLOAD_MAX_BYTES = env.int("API_UPLOAD_MAX_BYTES", default=IMPORT_MAX_BYTES)
 

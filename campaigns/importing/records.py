@@ -9,9 +9,12 @@ import csv
 import io
 import json
 import math
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.conf import settings
 
 FORMATS = ("csv", "tsv", "json", "jsonl")
 MAX_REPORTED_ERRORS = 100
@@ -167,8 +170,13 @@ def _read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, int | None
         header = next(reader)
     except csv.Error as exc:
         raise ImportRejected([RowError(None, "", f"the header line is malformed: {exc}")]) from None
+    if len(header) > settings.IMPORT_MAX_COLUMNS:
+        raise ImportRejected([RowError(
+            None, "", f"the header has {len(header)} columns; at most "
+            f"{settings.IMPORT_MAX_COLUMNS} are allowed (IMPORT_MAX_COLUMNS)")])
     header = [h.strip() for h in header]
-    repeated = sorted({h for h in header if header.count(h) > 1})
+    counts = Counter(header)  # one pass: the check stays linear in the number of columns
+    repeated = sorted(h for h, n in counts.items() if n > 1)
     if repeated or "" in header:
         problem = f"repeated columns {repeated}" if repeated else "a column without a name"
         raise ImportRejected([RowError(None, "", f"the header has {problem}")])
