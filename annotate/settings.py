@@ -4,6 +4,7 @@ Embedded mode (nothing set): the embedded PostgreSQL in .pgdata/ (annotate/embed
 by `make demo` and `make test`), DEBUG on, Celery tasks run eagerly in-process.
 Production: DEBUG=false, SECRET_KEY required, DATABASE_URL=postgres://..., CELERY_BROKER_URL.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -45,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "campaigns",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -63,9 +65,30 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After authentication: turns a locked-out login into the lockout answer (django-axes).
+    "axes.middleware.AxesMiddleware",
     # Last, so its process_exception sees view errors first: a database outage answers 503.
     "annotate.http.outage.DatabaseOutageMiddleware",
 ]
+
+# Login throttling (django-axes): a username and client address that failed
+# AXES_FAILURE_LIMIT password logins are locked out for AXES_COOLOFF_MINUTES (429 with the
+# reason); a success resets the count. The pair, not the username alone, so a stranger cannot
+# lock a researcher out from elsewhere. `manage.py axes_reset` lifts every lockout.
+AUTHENTICATION_BACKENDS = [
+    "annotate.http.login_throttle.ThrottledLoginBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_COOLOFF_MESSAGE = (
+    "Account locked: too many login attempts for this username from your address. "
+    f"Please try again in {int(AXES_COOLOFF_TIME.total_seconds()) // 60} minutes."
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "annotate.http.login_throttle.login_client_address"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "annotate.urls"
 WSGI_APPLICATION = "annotate.wsgi.application"
