@@ -46,21 +46,34 @@ def _progress_key(job_id: int) -> str:
 
 
 def import_job_progress(*, job: ImportJob) -> str:
-    """What a running job is doing (a short phrase), '' when it is not running."""
-    if job.status != ImportJob.Status.RUNNING:
+    """What an unfinished job is doing (a short phrase), '' when it has not started or ended."""
+    if job.status not in (ImportJob.Status.QUEUED, ImportJob.Status.RUNNING):
         return ""
     return cache.get(_progress_key(job.pk), "")
 
 
 def import_job_run(*, job_id: int) -> None:
-    """Import a queued job's file; the outcome (count, or errors) is recorded on the row."""
-    claimed = ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
-        status=ImportJob.Status.RUNNING)
-    if not claimed:
-        return  # gone, or already taken by another delivery
-    job = ImportJob.objects.select_related("campaign").get(pk=job_id)
-    storage = storages["imports"]
+    """Import a job's file; the outcome (count, or errors) is recorded on the row.
 
+    The items and the job's outcome commit together, under a lock on the job row: a worker
+    killed mid-import leaves neither, and the task's re-delivery (acks_late) runs the job
+    again; a second delivery running at once waits for the first and then finds it finished.
+    """
+    ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED).update(
+        status=ImportJob.Status.RUNNING)  # visible at once: the row lock below is not
+    storage = storages["imports"]
+    with transaction.atomic():
+        job = (ImportJob.objects.select_for_update().select_related("campaign")
+               .filter(pk=job_id, status=ImportJob.Status.RUNNING).first())
+        if job is None:
+            return  # gone, or finished by an earlier delivery
+        _import_file(job, storage)
+    if job.file:
+        storage.delete(job.file)  # imported or refused: the upload has served its purpose
+    cache.delete(_progress_key(job.pk))
+
+
+def _import_file(job: ImportJob, storage) -> None:
     def report(phase: str) -> None:
         cache.set(_progress_key(job.pk), phase, PROGRESS_TTL)
 
@@ -84,5 +97,3 @@ def import_job_run(*, job_id: int) -> None:
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "created", "control_items", "errors", "error_total",
                             "finished_at"])
-    storage.delete(job.file)  # imported or refused: the upload has served its purpose
-    cache.delete(_progress_key(job.pk))

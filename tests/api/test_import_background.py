@@ -80,3 +80,16 @@ def test_the_repeated_column_check_is_linear(settings):
     with pytest.raises(ImportRejected, match=r"repeated columns \['c7'\]"):
         list(read_records(header + "\n", "csv"))
     assert time.monotonic() - started < 2
+
+
+def test_a_job_left_running_by_a_killed_worker_runs_again_and_only_once(api, campaign):
+    from campaigns.services.imports import import_job_create, import_job_run
+    job = import_job_create(campaign=campaign, requested_by=None, filename="items.csv",
+                            upload=SimpleUploadedFile("items.csv", _csv(20)), fmt=None,
+                            enqueue=False)
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportJob.Status.RUNNING)  # killed
+    import_job_run(job_id=job.pk)  # the re-delivery
+    import_job_run(job_id=job.pk)  # a late duplicate finds it done
+    job.refresh_from_db()
+    assert (job.status, job.created) == ("done", 20)
+    assert Item.objects.filter(campaign=campaign).count() == 20
