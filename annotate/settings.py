@@ -4,6 +4,7 @@ Embedded mode (nothing set): the embedded PostgreSQL in .pgdata/ (annotate/embed
 by `make demo` and `make test`), DEBUG on, Celery tasks run eagerly in-process.
 Production: DEBUG=false, SECRET_KEY required, DATABASE_URL=postgres://..., CELERY_BROKER_URL.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -45,6 +46,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "campaigns",
+    "axes",
 ]
 
 MIDDLEWARE = [
@@ -63,9 +65,30 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After authentication: turns a locked-out login into the lockout answer (django-axes).
+    "axes.middleware.AxesMiddleware",
     # Last, so its process_exception sees view errors first: a database outage answers 503.
     "annotate.http.outage.DatabaseOutageMiddleware",
 ]
+
+# Login throttling (django-axes): a username and client address that failed
+# AXES_FAILURE_LIMIT password logins are locked out for AXES_COOLOFF_MINUTES (429 with the
+# reason); a success resets the count. The pair, not the username alone, so a stranger cannot
+# lock a researcher out from elsewhere. `manage.py axes_reset` lifts every lockout.
+AUTHENTICATION_BACKENDS = [
+    "annotate.http.login_throttle.ThrottledLoginBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_COOLOFF_MESSAGE = (
+    "Account locked: too many login attempts for this username from your address. "
+    f"Please try again in {int(AXES_COOLOFF_TIME.total_seconds()) // 60} minutes."
+)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "annotate.http.login_throttle.login_client_address"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "annotate.urls"
 WSGI_APPLICATION = "annotate.wsgi.application"
@@ -157,6 +180,15 @@ STORAGES = {
             "OPTIONS": {"location": str(MEDIA_ROOT / "exports"), "base_url": None},
         }
     ),
+    # Item uploads waiting for their background import (ImportJob); deleted once imported.
+    "imports": (
+        {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {"location": "imports"}}
+        if _EXPORT_STORAGE == "s3"
+        else {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(MEDIA_ROOT / "imports"), "base_url": None},
+        }
+    ),
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -207,7 +239,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # The API speaks JSON only (uploads opt in to multipart); errors have one shape.
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["campaigns.api.parsers.BoundedJSONParser"],
     "EXCEPTION_HANDLER": "campaigns.api.errors.exception_handler",
     # Token-authenticated requests (scripts) are rate-limited per user, e.g. "1000/min".
     "DEFAULT_THROTTLE_CLASSES": ["campaigns.api.throttling.TokenRateThrottle"],
@@ -284,6 +316,11 @@ RATELIMIT_FAIL_OPEN = True
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
+# Columns a CSV/TSV header may have: a row of thousands of columns is an attack, not data.
+IMPORT_MAX_COLUMNS = env.int("IMPORT_MAX_COLUMNS", default=1000)
+# Uploads (admin and API) larger than this are stored and imported by a Celery job, so a
+# big file never runs into the web worker's timeout.
+IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=5 * 1024 * 1024)
 # The largest request body the API accepts (item uploads); larger ones get 413.
 API_UPLOAD_MAX_BYTES = env.int("API_UPLOAD_MAX_BYTES", default=IMPORT_MAX_BYTES)
 

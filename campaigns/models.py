@@ -615,3 +615,36 @@ class JudgeOutput(models.Model):
 
     def __str__(self) -> str:
         return f"judge output {self.pk} ({'failed' if self.failed else 'ok'})"
+
+
+class ImportJob(models.Model):
+    """An item upload too big for a web request, imported by a Celery job (all or nothing);
+    its state lives here, its progress while running in the cache."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="import_jobs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="import_jobs"
+    )
+    filename = models.CharField(max_length=255)
+    format = models.CharField(max_length=10, blank=True)
+    file = models.CharField(max_length=500, blank=True, help_text="Path in the import storage.")
+    size = models.PositiveBigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    created = models.PositiveIntegerField(default=0)
+    control_items = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    error_total = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} {self.filename} ({self.status})"

@@ -9,6 +9,7 @@ from .services.exports import (
     export_job_run,
     export_jobs_sweep_stale,
 )
+from .services.imports import import_job_run
 from .services.judges import judge_run_execute, judge_runs_sweep_stale
 from .work import assignments_expire
 
@@ -52,3 +53,9 @@ def task_judge_run(*, run_id: int) -> None:
 def task_judge_sweep_stale() -> int:
     """Periodic (celery beat): queue again the judge runs whose heartbeat stopped."""
     return judge_runs_sweep_stale()
+
+
+@app.task(name="campaigns.import_items", acks_late=True, ignore_result=True)
+def task_import_items(*, job_id: int) -> None:
+    """Import a stored item upload (ImportJob); all or nothing, the outcome on the row."""
+    import_job_run(job_id=job_id)

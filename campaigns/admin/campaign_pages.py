@@ -18,6 +18,7 @@ from ..models import Campaign, ExportJob, Item
 from ..selectors.dashboard import campaign_dashboard
 from ..selectors.platforms import campaign_places_to_open
 from ..services import campaigns as campaign_services
+from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.items import items_import
 from ..services.schema_changes import answered_questions, option_rename, question_rename
 from .forms import ExportRequestForm, ItemImportForm, QuestionRenameForm
@@ -63,6 +64,12 @@ def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
     rejected = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        if import_is_background(size=upload.size):  # past a web request's time: a job
+            job = import_job_create(campaign=campaign, requested_by=request.user, upload=upload,
+                                    filename=upload.name, fmt=form.cleaned_data["format"] or None)
+            messages.info(request, f"“{job.filename}” is being imported in the background; "
+                          "its outcome appears below (reload to follow it).")
+            return redirect(request.path)
         try:
             result = items_import(campaign=campaign, content=upload.read(),
                                   filename=upload.name, fmt=form.cleaned_data["format"] or None)
@@ -77,7 +84,9 @@ def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
         request, "admin/campaigns/campaign/import.html",
         _context(model_admin, request, campaign, f"Import items into “{campaign.name}”",
                  form=form, rejected=rejected,
-                 not_shown=(rejected.total - len(rejected.errors)) if rejected else 0),
+                 not_shown=(rejected.total - len(rejected.errors)) if rejected else 0,
+                 import_jobs=[(job, import_job_progress(job=job))
+                              for job in campaign.import_jobs.all()[:10]]),
         status=400 if rejected else 200,
     )
 

@@ -4,18 +4,22 @@ from __future__ import annotations
 import json
 import re
 
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..importing import FORMATS, ImportRejected, RowError
-from ..models import Item
+from ..models import ImportJob, Item
+from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.items import items_import
 from . import openapi
 from .pagination import PAGE_PARAMETERS, ApiCursorPagination, paginated
+from .parsers import BoundedJSONParser
 from .permissions import campaign_for
 from .serializers import reject_unstorable, validated
 
@@ -50,8 +54,37 @@ def check_storable(content: bytes) -> None:
                                        "surrogates, which cannot be stored")])
 
 
+class ImportJobOutput(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = ["id", "url", "status", "progress", "filename", "size", "created",
+                  "control_items", "errors", "error_total", "created_at", "finished_at"]
+        read_only_fields = fields
+
+    def get_url(self, job) -> str:
+        return reverse("api:items-import-job", args=[job.campaign.slug, job.pk])
+
+    def get_progress(self, job) -> str:
+        return import_job_progress(job=job)
+
+
+class ImportJobDetailApi(APIView):
+    @extend_schema(operation_id="items_import_job", tags=["items"],
+                   responses={200: ImportJobOutput, **openapi.errors()})
+    def get(self, request, slug: str, job_id: int):
+        """A background item import: queued, running (with progress), done (with the count)
+        or failed (with the row-numbered errors; nothing was imported)."""
+        campaign = campaign_for(request.user, slug)
+        job = get_object_or_404(ImportJob.objects.select_related("campaign"),
+                                campaign=campaign, pk=job_id)
+        return Response(ImportJobOutput(job).data)
+
+
 class ItemImportApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
 
     class ItemImportOutput(serializers.Serializer):
         created = serializers.IntegerField()
@@ -70,15 +103,24 @@ class ItemImportApi(APIView):
             {"id": "r3", "system": "model-a", "prompt": "The film opens", "completion": "slowly."},
             {"id": "r4", "system": "model-b", "prompt": "The film opens", "completion": "well."},
         ])],
-        responses={201: ItemImportOutput, **openapi.errors(openapi.WRITE)},
+        responses={201: ItemImportOutput, 202: ImportJobOutput,
+                   **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):
         """Import items: every row or none. A bad row rejects the request with 400 and
-        `extra.errors` listing each problem with its row (1-based) and field."""
+        `extra.errors` listing each problem with its row (1-based) and field. An uploaded
+        file larger than IMPORT_BACKGROUND_BYTES is imported by a background job instead:
+        202 with the job, whose `url` to poll tells its status, progress and outcome."""
         campaign = campaign_for(request.user, slug)
         if request.content_type.startswith("multipart/"):
             data = validated(self.ItemImportUploadInput, request.data)
             upload = data["file"]
+            if import_is_background(size=upload.size):  # past a web request's time: a job
+                job = import_job_create(campaign=campaign, requested_by=request.user,
+                                        upload=upload, filename=upload.name or "",
+                                        fmt=data.get("format"))
+                return Response(ImportJobOutput(job, context={"request": request}).data,
+                                status=status.HTTP_202_ACCEPTED)
             content, filename, fmt = upload.read(), upload.name or "", data.get("format")
         else:
             content, filename, fmt = self._json_content(request.data), "items.json", "json"

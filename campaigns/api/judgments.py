@@ -9,7 +9,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -23,6 +23,7 @@ from ..services.judgments import (
 )
 from . import openapi
 from .items import check_storable
+from .parsers import BoundedJSONParser
 from .permissions import campaign_for
 from .serializers import StrictInput, reject_unstorable, validated
 
@@ -61,7 +62,7 @@ def _rows_from_json(data) -> list[JudgmentRow]:
 
 
 class JudgmentImportApi(APIView):
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
 
     class JudgmentImportOutput(serializers.Serializer):
         created = serializers.IntegerField()

@@ -26,6 +26,8 @@ urlpatterns = [
     path(f"{CAMPAIGN}progress/", progress.CampaignProgressApi.as_view(), name="progress"),
     path(f"{CAMPAIGN}items/", items.ItemListApi.as_view(), name="items"),
     path(f"{CAMPAIGN}items/import/", items.ItemImportApi.as_view(), name="items-import"),
+    path(f"{CAMPAIGN}items/imports/<int:job_id>/", items.ImportJobDetailApi.as_view(),
+         name="items-import-job"),
     path(f"{CAMPAIGN}annotations/", annotations.AnnotationListApi.as_view(), name="annotations"),
     path(f"{CAMPAIGN}judgments/import/", judgments.JudgmentImportApi.as_view(),
          name="judgments-import"),

@@ -8,12 +8,21 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 FORMATS = ("csv", "tsv", "json", "jsonl")
 MAX_REPORTED_ERRORS = 100
+# JSON the database and every later reader handle safely: nesting bounded well below
+# Python's recursion limit, integers of a sane length, no NaN or Infinity (not JSON, and
+# PostgreSQL's jsonb refuses them).
+MAX_JSON_DEPTH = 64
+MAX_JSON_INT_DIGITS = 100
 csv.field_size_limit(10 * 1024 * 1024)
 
 
@@ -89,6 +98,62 @@ def decode(content: bytes) -> str:
     return text
 
 
+class JsonRefused(ValueError):
+    """Well-formed JSON that is refused (too deep, a huge integer, NaN or Infinity)."""
+
+    msg = ""
+
+
+def _refuse(message: str) -> JsonRefused:
+    exc = JsonRefused(message)
+    exc.msg = message
+    return exc
+
+
+def _no_constant(name: str) -> Any:
+    raise _refuse(f"{name} is not a JSON value (write null or a string)")
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_INT_DIGITS:
+        raise _refuse(f"an integer of {digits} digits (at most {MAX_JSON_INT_DIGITS})")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _refuse(f"the number {text[:30]} is out of range")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (iteratively: no recursion limit to hit)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            deepest = max(deepest, depth)
+            if depth > MAX_JSON_DEPTH:
+                break
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def load_json(text: str, *, depth_offset: int = 0) -> Any:
+    """json.loads that raises json.JSONDecodeError or JsonRefused, never anything else."""
+    try:
+        value = json.loads(text, parse_constant=_no_constant, parse_int=_bounded_int,
+                           parse_float=_finite_float)
+    except RecursionError:
+        raise _refuse(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if _depth(value) + depth_offset > MAX_JSON_DEPTH:
+        raise _refuse(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
 def read_records(text: str, fmt: str) -> Iterator[tuple[int, int | None, Any]]:
     """Yield (row, line, record) for each record; malformed input raises ImportRejected."""
     if fmt in ("csv", "tsv"):
@@ -105,8 +170,13 @@ def _read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, int | None
         header = next(reader)
     except csv.Error as exc:
         raise ImportRejected([RowError(None, "", f"the header line is malformed: {exc}")]) from None
+    if len(header) > settings.IMPORT_MAX_COLUMNS:
+        raise ImportRejected([RowError(
+            None, "", f"the header has {len(header)} columns; at most "
+            f"{settings.IMPORT_MAX_COLUMNS} are allowed (IMPORT_MAX_COLUMNS)")])
     header = [h.strip() for h in header]
-    repeated = sorted({h for h in header if header.count(h) > 1})
+    counts = Counter(header)  # one pass: the check stays linear in the number of columns
+    repeated = sorted(h for h, n in counts.items() if n > 1)
     if repeated or "" in header:
         problem = f"repeated columns {repeated}" if repeated else "a column without a name"
         raise ImportRejected([RowError(None, "", f"the header has {problem}")])
@@ -152,18 +222,20 @@ def _read_jsonl(text: str) -> Iterator[tuple[int, int | None, Any]]:
             continue
         row += 1
         try:
-            yield row, line_no, json.loads(line)
+            yield row, line_no, load_json(line)
         except json.JSONDecodeError as exc:
             yield (
                 row,
                 line_no,
                 RowError(row, "", f"malformed JSON: {exc.msg} at column {exc.colno}", line_no),
             )
+        except JsonRefused as exc:
+            yield row, line_no, RowError(row, "", f"refused JSON: {exc.msg}", line_no)
 
 
 def _read_json(text: str) -> Iterator[tuple[int, int | None, Any]]:
     try:
-        records = json.loads(text)
+        records = load_json(text, depth_offset=-1)  # the list of records is one level
     except json.JSONDecodeError as exc:
         raise ImportRejected(
             [
@@ -172,6 +244,8 @@ def _read_json(text: str) -> Iterator[tuple[int, int | None, Any]]:
                 )
             ]
         ) from None
+    except JsonRefused as exc:
+        raise ImportRejected([RowError(None, "", f"refused JSON: {exc.msg}")]) from None
     if isinstance(records, dict) and isinstance(records.get("items"), list):
         records = records["items"]
     if not isinstance(records, list):
@@ -186,8 +260,8 @@ def json_cell(raw: Any, row: int, line: int | None, fld: str, out: Collector) ->
         if not raw.strip():
             return None
         try:
-            return json.loads(raw)
-        except json.JSONDecodeError as exc:
+            return load_json(raw)
+        except (json.JSONDecodeError, JsonRefused) as exc:
             out.add(row, fld, f"not valid JSON ({exc.msg})", line)
             return None
     return raw

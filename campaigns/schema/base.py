@@ -314,8 +314,8 @@ def as_int(raw: Any) -> int | None:
         return raw
     if isinstance(raw, float) and raw.is_integer():
         return int(raw)
-    if isinstance(raw, str) and re.fullmatch(r"\s*-?\d+(\.0+)?\s*", raw):
-        return int(float(raw))
+    if isinstance(raw, str) and re.fullmatch(r"\s*-?\d{1,18}(\.0+)?\s*", raw):
+        return int(raw.strip().split(".")[0])  # never through float: 400 digits overflow it
     return None
 
 

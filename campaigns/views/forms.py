@@ -17,7 +17,7 @@ from django.core import signing
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare, salted_hmac
 
-from ..schema import BaseQuestion
+from ..schema import AnswerInvalid, BaseQuestion
 from ..schema.base import dom_id, field_name
 from .safe_markdown import render_markdown
 
@@ -30,12 +30,29 @@ PROLIFIC_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
 
 
 def answers_from_post(questions: list[BaseQuestion], post) -> dict[str, Any]:
-    """The raw answers of a submitted page, one per question id (unanswered ones left out)."""
-    answers = {}
+    """The raw answers of a submitted page, one per question id (unanswered ones left out).
+
+    A value the database cannot store (a NUL character) or that a kind cannot read (a
+    malformed number in a hidden field) makes the page invalid (AnswerInvalid, a 400 with
+    the message next to its question), never a server error.
+    """
+    answers, errors = {}, {}
     for q in questions:
-        value = q.form_value(post, field_name(q.id))
+        name = field_name(q.id)
+        own = [v for key, values in post.lists()
+               if key.split(".")[0].split("__")[0] == name for v in values]
+        if any("\x00" in v for v in own):
+            errors[q.id] = "This answer contains a NUL character, which cannot be stored."
+            continue
+        try:
+            value = q.form_value(post, name)
+        except (ValueError, OverflowError, TypeError):
+            errors[q.id] = "This answer could not be read; please answer again."
+            continue
         if value is not None:
             answers[q.id] = value
+    if errors:
+        raise AnswerInvalid(errors)
     return answers
 
 

@@ -31,3 +31,17 @@ def test_it_names_an_unknown_campaign_or_file(campaign, tmp_path):
         call_command("import_items", "nope", str(tmp_path / "x.csv"))
     with pytest.raises(CommandError, match="No such file"):
         call_command("import_items", campaign.slug, str(tmp_path / "missing.csv"))
+
+
+@pytest.mark.parametrize("completion,message", [
+    ("[" * 5000 + "]" * 5000, "nested deeper than 64"),
+    ("Infinity", "Infinity is not a JSON value"),
+    ("9" * 5000, "an integer of 5000 digits"),
+])
+def test_refused_json_is_a_one_line_error_not_a_traceback(campaign, tmp_path, completion,
+                                                          message):
+    path = tmp_path / "items.json"
+    path.write_text('[{"id": "1", "prompt": "p", "completion": ' + completion + '}]')
+    with pytest.raises(CommandError, match=f"(?s)Nothing imported; 1 problem.*{message}"):
+        call_command("import_items", campaign.slug, str(path))
+    assert not Item.objects.exists()
