@@ -5,7 +5,7 @@ import shutil
 import pytest
 from django.conf import settings
 
-from tests.factories import make_campaign
+from tests.factories import as_researcher, make_campaign
 
 BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -64,6 +64,22 @@ def owner(django_user_model):
 @pytest.fixture
 def other_owner(django_user_model):
     return django_user_model.objects.create_user("bob", "bob@example.org", "pw-bob-123")
+
+
+@pytest.fixture
+def researcher(owner):
+    return as_researcher(owner)
+
+
+@pytest.fixture
+def other_researcher(other_owner):
+    return as_researcher(other_owner)
+
+
+@pytest.fixture
+def researcher_client(client, researcher):
+    client.force_login(researcher)
+    return client
 
 
 @pytest.fixture

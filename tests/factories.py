@@ -107,3 +107,13 @@ BWS_SCHEMA = {
     "questions": [{"id": "bestworst", "kind": "bws",
                    "text": "Which response is best, which worst?"}],
 }
+
+
+def as_researcher(user):
+    """A staff account in the Researchers group (what `create_researcher` makes)."""
+    from campaigns.services.researchers import researchers_group
+
+    user.is_staff = True
+    user.save()
+    user.groups.add(researchers_group())
+    return user

@@ -20,7 +20,7 @@ from ..selectors.platforms import campaign_places_to_open
 from ..services import campaigns as campaign_services
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.items import items_import
-from ..services.schema_changes import answered_questions, option_rename, question_rename
+from ..services.schema_changes import answered_questions, answers_rename
 from .forms import ExportRequestForm, ItemImportForm, QuestionRenameForm
 
 PREVIEW_LIST_SIZE = 50
@@ -230,13 +230,9 @@ def rename_question_view(model_admin, request: HttpRequest, campaign: Campaign) 
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
-            if data["value"]:
-                record = option_rename(campaign=campaign, question=data["question"],
-                                       value=data["value"], to=data["to"], user=request.user,
-                                       via="admin")
-            else:
-                record = question_rename(campaign=campaign, question=data["question"],
-                                         to=data["to"], user=request.user, via="admin")
+            record = answers_rename(campaign=campaign, question=data["question"],
+                                    to=data["to"], value=data["value"] or "", user=request.user,
+                                    via="admin")
         except ServiceError as exc:
             form.add_error("to", exc.message)
         else:

@@ -20,7 +20,7 @@ from ..services.campaigns import (
     campaign_update,
 )
 from ..services.privacy import worker_erase, worker_find
-from ..services.schema_changes import option_rename, question_rename
+from ..services.schema_changes import answers_rename
 from . import openapi
 from .pagination import PAGE_PARAMETERS, NewestFirstPagination, paginated
 from .permissions import campaign_for
@@ -231,13 +231,8 @@ class QuestionRenameApi(APIView):
         numbers changed are returned."""
         campaign = campaign_for(request.user, slug)
         data = validated(self.QuestionRenameInput, request.data)
-        if data.get("value"):
-            record = option_rename(campaign=campaign, question=data["question"],
-                                   value=data["value"], to=data["to"], user=request.user,
-                                   via="api")
-        else:
-            record = question_rename(campaign=campaign, question=data["question"],
-                                     to=data["to"], user=request.user, via="api")
+        record = answers_rename(campaign=campaign, question=data["question"], to=data["to"],
+                                value=data.get("value") or "", user=request.user, via="api")
         return Response(self.QuestionRenameOutput(record).data)
 
 

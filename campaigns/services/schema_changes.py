@@ -117,6 +117,16 @@ def _old_kind(campaign: Campaign, question_id: str) -> str:
     return ""
 
 
+def answers_rename(*, campaign: Campaign, question: str, to: str, value: str = "", user=None,
+                   via: str = "service") -> AnswerMigration:
+    """The recorded answer migration every route offers: with `value`, rename that option value
+    of the question (option_rename); without it, the question's id (question_rename)."""
+    if value:
+        return option_rename(campaign=campaign, question=question, value=value, to=to,
+                             user=user, via=via)
+    return question_rename(campaign=campaign, question=question, to=to, user=user, via=via)
+
+
 @transaction.atomic
 def question_rename(*, campaign: Campaign, question: str, to: str, user=None,
                     via: str = "service") -> AnswerMigration:

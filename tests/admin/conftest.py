@@ -3,7 +3,6 @@
 import pytest
 
 from campaigns.models import Item
-from campaigns.services.researchers import researchers_group
 
 
 def items_jsonl(n: int, *, start: int = 1, systems=("sys-a", "sys-b")) -> bytes:
@@ -23,20 +22,6 @@ def add_items(campaign, n: int = 4) -> None:
                             slots_wanted=campaign.annotations_per_item)
 
 
-@pytest.fixture
-def researcher(owner):
-    owner.is_staff = True
-    owner.save()
-    owner.groups.add(researchers_group())
-    return owner
-
-
-@pytest.fixture
-def other_researcher(other_owner):
-    other_owner.is_staff = True
-    other_owner.save()
-    other_owner.groups.add(researchers_group())
-    return other_owner
 
 
 @pytest.fixture
@@ -44,10 +29,6 @@ def superuser(django_user_model):
     return django_user_model.objects.create_superuser("root", "root@example.org", "pw-root-123")
 
 
-@pytest.fixture
-def researcher_client(client, researcher):
-    client.force_login(researcher)
-    return client
 
 
 @pytest.fixture

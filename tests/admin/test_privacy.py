@@ -3,20 +3,12 @@ import pytest
 from django.urls import reverse
 
 from campaigns.models import DeletionRecord, Worker
-from campaigns.services.researchers import researchers_group
 from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
-from tests.factories import make_campaign, make_items
+from tests.factories import as_researcher, make_campaign, make_items
 
 pytestmark = pytest.mark.django_db
 
 CHANGELIST = "admin:campaigns_worker_changelist"
-
-
-def staff(user):
-    user.is_staff = True
-    user.save()
-    user.groups.add(researchers_group())
-    return user
 
 
 @pytest.fixture
@@ -35,7 +27,7 @@ def post_action(client, worker, **extra):
 
 
 def test_the_owner_confirms_and_the_data_is_deleted_and_recorded(client, owner, answered_worker):
-    client.force_login(staff(owner))
+    client.force_login(as_researcher(owner))
     confirm = post_action(client, answered_worker)
     assert confirm.status_code == 200
     assert b"Yes, delete their data" in confirm.content
@@ -53,7 +45,7 @@ def test_the_owner_confirms_and_the_data_is_deleted_and_recorded(client, owner, 
 
 def test_a_researcher_of_another_campaign_cannot_erase_the_worker(client, other_owner,
                                                                   answered_worker):
-    client.force_login(staff(other_owner))
+    client.force_login(as_researcher(other_owner))
     post_action(client, answered_worker, confirm="yes")
     assert Worker.objects.get(pk=answered_worker.pk).erased_at is None
     assert not DeletionRecord.objects.exists()

@@ -2,7 +2,6 @@
 import pytest
 
 from campaigns.models import Campaign
-from tests.admin.conftest import researcher, researcher_client  # noqa: F401 - fixtures reused
 from tests.api.conftest import api, make_annotation, make_items  # noqa: F401 - fixtures reused
 from tests.factories import make_campaign
 

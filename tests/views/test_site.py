@@ -7,23 +7,9 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from campaigns.services.researchers import researchers_group
-
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def researcher(owner):
-    owner.is_staff = True
-    owner.save()
-    owner.groups.add(researchers_group())
-    return owner
-
-
-@pytest.fixture
-def researcher_client(client, researcher):
-    client.force_login(researcher)
-    return client
 
 
 def test_the_home_page_says_what_this_is_and_links_the_admin_and_the_api_docs(client):

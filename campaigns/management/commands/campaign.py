@@ -12,7 +12,7 @@ from campaigns.errors import ServiceError
 from campaigns.management.arguments import campaign_by_slug, existing_file
 from campaigns.schema import SchemaInvalid
 from campaigns.services import campaigns as rules
-from campaigns.services.schema_changes import option_rename, question_rename
+from campaigns.services.schema_changes import answers_rename
 
 STATUS_ACTIONS = {"publish": rules.campaign_publish, "pause": rules.campaign_pause,
                   "close": rules.campaign_close}
@@ -96,13 +96,9 @@ class Command(BaseCommand):
 
     def _rename_question(self, slug, *, question, to, value=None, **_):
         campaign = campaign_by_slug(slug)
-        if value:
-            record = option_rename(campaign=campaign, question=question, value=value, to=to,
-                                   via="command")
-            what = f"{question!r}'s option {value!r}"
-        else:
-            record = question_rename(campaign=campaign, question=question, to=to, via="command")
-            what = repr(question)
+        record = answers_rename(campaign=campaign, question=question, to=to, value=value or "",
+                                via="command")
+        what = f"{question!r}'s option {value!r}" if value else repr(question)
         return (f"Renamed {what} to {to!r}: {record.annotations_changed} stored answer(s) "
                 f"and {record.gold_items_changed} gold item(s) rewritten; recorded as "
                 f"migration #{record.pk}.")
