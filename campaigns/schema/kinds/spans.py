@@ -281,7 +281,8 @@ class SpansQuestion(BaseQuestion):
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         spans = [s for s in answer if isinstance(s, dict)] if isinstance(answer, list) else []
         counts = Counter(s.get("severity") for s in spans)
-        return [("spans", answer), ("n_spans", len(spans)),
+        # One CSV cell: the list as JSON text (the csv writer would write a Python repr).
+        return [("spans", json.dumps(answer, ensure_ascii=False)), ("n_spans", len(spans)),
                 *((f"n_{s.value}", counts[s.value]) for s in self.severities)]
 
     def sql_parts(self, answer_sql: str, parts: list[str]) -> None:
