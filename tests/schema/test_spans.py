@@ -348,3 +348,17 @@ def test_the_statistics_read_the_span_counts_and_leave_the_spans_json_alone(owne
     stats = campaign_statistics(campaign=mqm_annotations(owner), n_boot=20)
     text = json.dumps(stats, default=str)
     assert "mqm.spans" not in text and '"spans"' not in text
+
+
+def test_the_spans_cell_has_one_key_order_so_a_gold_answer_compares_equal():
+    from types import SimpleNamespace
+
+    from campaigns.work.answers import control_passed
+
+    schema = parse_schema(ESA_SCHEMA)
+    gold = [span("Hund", "major")]
+    item = SimpleNamespace(gold={"errors": gold}, gold_tolerance=None)
+    from_database = [dict(reversed(list(s.items()))) for s in gold]  # jsonb reorders keys
+    assert control_passed(schema, item, {"errors": from_database}) is True
+    assert control_passed(schema, item, {"errors": [span("Hund")]}) is False
+    assert dict(esa().atoms(from_database))["spans"] == dict(esa().atoms(gold))["spans"]
