@@ -362,3 +362,23 @@ def test_the_spans_cell_has_one_key_order_so_a_gold_answer_compares_equal():
     assert control_passed(schema, item, {"errors": from_database}) is True
     assert control_passed(schema, item, {"errors": [span("Hund")]}) is False
     assert dict(esa().atoms(from_database))["spans"] == dict(esa().atoms(gold))["spans"]
+
+
+def test_a_judges_response_naming_spans_by_their_text_is_stored_with_offsets():
+    from types import SimpleNamespace
+
+    from campaigns.judging.outputs import OutputInvalid, output_answers
+    from campaigns.judging.prompts import answer_format
+
+    schema, item = parse_schema(MQM_SCHEMA), SimpleNamespace(data=DATA, control="")
+    assert '"mqm": a list (maybe empty) of objects {"text": "<exact words>"' in answer_format(
+        schema, DATA)
+    response = ('```json\n{"mqm": [{"text": "bellt", "severity": "major", "category": '
+                '"fluency/grammar"}, {"text": "Hund", "start": 38, "severity": "minor", '
+                '"category": "accuracy/mistranslation"}]}\n```')
+    assert output_answers(schema, item, response)["answers"]["mqm"] == [
+        span("Hund", "minor", "accuracy/mistranslation", occurrence=1),
+        span("bellt", "major", "fluency/grammar")]
+    with pytest.raises(OutputInvalid, match="“Hund” occurs 2 times in the text; give its start"):
+        output_answers(schema, item, '{"mqm": [{"text": "Hund", "severity": "minor", '
+                                     '"category": "fluency/grammar"}]}')
