@@ -123,11 +123,16 @@ class QuestionRenameForm(forms.Form):
             (qid, f"{qid} ({answered.get(qid, 0)} stored answers)") for qid in question_ids]
 
 
+FORMAT_LABELS = {"tsv-raw": "TSV without quoting (double quotes are text)"}
+
+
 class ItemImportForm(forms.Form):
-    file = forms.FileField(help_text="CSV, TSV, JSON (a list) or JSON lines; UTF-8. Every row is "
-                           "checked first: one bad row rejects the file and nothing is stored.")
+    file = forms.FileField(help_text="CSV, TSV, JSON (a list) or JSON lines; UTF-8 (or UTF-16 "
+                           "with a byte-order mark). Every row is checked first: one bad row "
+                           "rejects the file and nothing is stored.")
     format = forms.ChoiceField(
-        required=False, choices=[("", "From the file name")] + [(f, f.upper()) for f in FORMATS])
+        required=False, choices=[("", "From the file name")] + [
+            (f, FORMAT_LABELS.get(f, f.upper())) for f in FORMATS])
 
     def clean_file(self):
         upload = self.cleaned_data["file"]

@@ -208,10 +208,12 @@ def _read_delimited(text: str, delimiter: str, *, quoted: bool = True
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True,
                         quoting=quoting)
     name = "CSV" if delimiter == "," else "TSV"
+    # A quoted TSV that breaks on a double quote is usually one written without quoting.
+    hint = _RAW_TSV_HINT if delimiter == "\t" and quoted and '"' in text else ""
     try:
         header = next(reader)
     except csv.Error as exc:
-        message = f"the header line is malformed: {exc}{_raw_tsv_hint(delimiter, quoted, exc)}"
+        message = f"the header line is malformed: {exc}{hint}"
         raise ImportRejected([RowError(None, "", message)]) from None
     if len(header) > settings.IMPORT_MAX_COLUMNS:
         raise ImportRejected([RowError(
@@ -238,7 +240,7 @@ def _read_delimited(text: str, delimiter: str, *, quoted: bool = True
                     RowError(
                         row,
                         "",
-                        f"{len(values)} fields, but the header has {len(header)}",
+                        f"{len(values)} fields, but the header has {len(header)}{hint}",
                         start_line,
                     ),
                 )
@@ -251,19 +253,15 @@ def _read_delimited(text: str, delimiter: str, *, quoted: bool = True
                 RowError(
                     row + 1,
                     "",
-                    f"malformed {name}: {exc}{_raw_tsv_hint(delimiter, quoted, exc)}",
+                    f"malformed {name}: {exc}{hint}",
                     reader.line_num,
                 )
             ]
         ) from None
 
 
-def _raw_tsv_hint(delimiter: str, quoted: bool, exc: csv.Error) -> str:
-    """For a quoted TSV that broke on a double quote: the format that reads quotes as text."""
-    if delimiter != "\t" or not quoted or '"' not in str(exc):
-        return ""
-    return (f". If double quotes in this file are plain text (a TSV written without quoting), "
-            f"import it with the format {RAW_TSV}")
+_RAW_TSV_HINT = (". If double quotes in this file are plain text (a TSV written without "
+                 f"quoting), import it with the format {RAW_TSV}")
 
 
 def _read_jsonl(text: str) -> Iterator[tuple[int, int | None, Any]]:

@@ -1,4 +1,5 @@
 """Item endpoints: all-or-nothing import (file or JSON list) and the cursor-paginated list."""
+import gzip
 import json
 
 import pytest
@@ -62,6 +63,33 @@ def test_a_nul_character_in_a_file_is_rejected_before_the_database(api, campaign
                         format="multipart")
     assert response.status_code == 400
     assert "NUL" in response.json()["message"]
+
+
+def test_utf16_and_gzip_uploads_are_named_not_called_nul_characters(api, campaign):
+    csv = "id,prompt,completion\nu1,Café,x\n"
+    upload = SimpleUploadedFile("items.csv", csv.encode("utf-16"))
+    response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": upload},
+                        format="multipart")
+    assert response.status_code == 201, response.json()
+    assert campaign.items.get().data["prompt"] == "Café"
+    upload = SimpleUploadedFile("items.csv", gzip.compress(csv.encode()))
+    response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": upload},
+                        format="multipart")
+    assert response.status_code == 400
+    assert "gzip-compressed" in response.json()["message"]
+    assert "NUL" not in response.json()["message"]
+
+
+def test_a_quote_free_tsv_is_imported_with_the_tsv_raw_format(api, campaign):
+    content = b'id\tprompt\tcompletion\nq1\t"Hi, he said\tok\n'
+    url = f"/api/campaigns/{campaign.slug}/items/import/"
+    response = api.post(url, {"file": SimpleUploadedFile("items.tsv", content)},
+                        format="multipart")
+    assert response.status_code == 400 and "tsv-raw" in response.json()["message"]
+    response = api.post(url, {"file": SimpleUploadedFile("items.tsv", content),
+                              "format": "tsv-raw"}, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert campaign.items.get().data["prompt"] == '"Hi, he said'
 
 
 def test_an_escaped_emoji_is_stored_but_a_lone_surrogate_escape_is_not(api, campaign):
