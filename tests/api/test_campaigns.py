@@ -70,6 +70,20 @@ def test_a_taken_slug_is_a_conflict(api, other_owner):
     assert response.json()["extra"] == {"code": "conflict", "field": "slug"}
 
 
+@pytest.mark.parametrize("status", ["draft", "live", "paused", "closed"])
+def test_a_taken_slug_answers_the_same_whoever_holds_it(api, owner, other_owner, status):
+    """Another researcher's campaign is not revealed: no "already exists", no state, and the
+    very answer the caller gets for a slug of their own."""
+    make_campaign(owner=other_owner, slug="theirs", status=status)
+    make_campaign(owner=owner, slug="mine", status=status)
+    theirs = api.post("/api/campaigns/", {**NEW, "slug": "theirs"}, format="json")
+    mine = api.post("/api/campaigns/", {**NEW, "slug": "mine"}, format="json")
+    assert (theirs.status_code, mine.status_code) == (409, 409)
+    assert theirs.json() == mine.json() == {
+        "message": "This slug is not available; choose another.",
+        "extra": {"code": "conflict", "field": "slug"}}
+
+
 def test_a_nul_character_in_the_schema_is_refused_before_the_database(api):
     schema = copy.deepcopy(CONTINUATION_SCHEMA)
     schema["questions"][0]["text"] = "Coherent?\u0000"
