@@ -13,6 +13,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.http.limits import takes_uploads
+
 from ..importing import FORMATS, ImportRejected, RowError, decode
 from ..models import ImportJob, Item
 from ..services.imports import import_is_background, import_job_create, import_job_progress
@@ -87,6 +89,7 @@ class ImportJobDetailApi(APIView):
         return Response(ImportJobOutput(job).data)
 
 
+@takes_uploads
 class ItemImportApi(APIView):
     parser_classes = [BoundedJSONParser, MultiPartParser]
 

@@ -113,8 +113,9 @@ def test_a_body_that_is_not_a_list_is_a_400(api, campaign):
     assert response.json()["extra"]["code"] == "parse_error"
 
 
-def test_an_upload_over_the_limit_is_413(api, campaign, settings):
-    settings.API_UPLOAD_MAX_BYTES = 1000
+def test_an_upload_over_the_limit_is_413(api, campaign, settings, monkeypatch):
+    monkeypatch.setattr("annotate.http.limits.MULTIPART_SLACK_BYTES", 0)
+    settings.IMPORT_MAX_BYTES = 1000
     upload = SimpleUploadedFile("items.csv", b"id,prompt,completion\n" + b"x,y,z\n" * 500)
     response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": upload},
                         format="multipart")
