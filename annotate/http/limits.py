@@ -18,11 +18,12 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from .errors import json_error, wants_json
-from .ratelimit import WORKER_PATH
 
 # Multipart bodies carry uploaded files (item imports), which stream to disk: the import limit
 # applies to them, plus some room for the other form fields.
 MULTIPART_SLACK_BYTES = 1024 * 1024
+# Every path under these is a worker page (even one that matches no study or token).
+WORKER_PREFIXES = ("/c/", "/a/")
 
 
 def takes_uploads(view):
@@ -45,7 +46,7 @@ def _is_upload_view(request: HttpRequest) -> bool:
 def body_limit(request: HttpRequest) -> int | None:
     """The largest body this request may carry, in bytes (None: no limit)."""
     path = request.path_info
-    if WORKER_PATH.match(path):
+    if path.startswith(WORKER_PREFIXES):
         return settings.WORKER_BODY_MAX_BYTES
     multipart = request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data")
     if multipart and _is_upload_view(request):

@@ -21,6 +21,7 @@ MULTIPART = "multipart/form-data; boundary=xyz"
     ("/c/some-study/", MULTIPART, 1 * MB),
     ("/c/some-study/", "application/x-www-form-urlencoded", 1 * MB),
     ("/a/some-token/1/", MULTIPART, 1 * MB),
+    ("/c/a%00b/", MULTIPART, 1 * MB),
     ("/admin/campaigns/campaign/1/import/", MULTIPART, 201 * MB),
     ("/admin/campaigns/campaign/1/judgments/", MULTIPART, 201 * MB),
     ("/api/campaigns/s/items/import/", MULTIPART, 201 * MB),
