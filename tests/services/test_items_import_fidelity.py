@@ -73,6 +73,19 @@ def test_a_quoted_parse_of_mlqe_pe_names_the_row_and_suggests_raw_tsv(owner, pat
     assert "import it with the format tsv-raw" in errors[0]
 
 
+def test_raw_tsv_reads_the_wmt_mqm_sample_row_for_row():
+    """The other quote-free TSV of the folder: 200 rows, each line one record, all 10 columns."""
+    require(DA)
+    path = DA / "wmt-mqm_ted_ende_first200.tsv"
+    text = decode(path.read_bytes())
+    records = [record for _, _, record in read_records(text, "tsv-raw")]
+    lines = text.splitlines()
+    assert len(records) == len(lines) - 1 == 200
+    assert all(len(r) == 10 for r in records)
+    assert [records[n]["target"] for n in (0, 199)] == [
+        lines[1].split("\t")[6], lines[200].split("\t")[6]]
+
+
 def test_raw_tsv_reads_quotes_as_text_and_cannot_swallow_rows():
     text = 'id\tprompt\n1\t"opens\n2\tcloses"\n3\t"a" b\n'
     records = [r for _, _, r in read_records(text, "tsv-raw")]
