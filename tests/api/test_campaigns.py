@@ -137,3 +137,14 @@ def test_a_collaborator_may_change_a_shared_campaign(other_api, campaign, other_
     response = other_api.patch(f"/api/campaigns/{campaign.slug}/", {"name": "Ours"},
                                format="json")
     assert response.status_code == 200
+
+
+def test_duplicating_onto_another_researchers_slug_answers_the_same_neutral_409(
+        api, owner, other_owner):
+    mine = make_campaign(owner=owner, slug="mine")
+    make_campaign(owner=other_owner, slug="theirs", status="draft")
+    response = api.post("/api/campaigns/mine/duplicate/", {"slug": "theirs"}, format="json")
+    assert response.status_code == 409
+    assert response.json()["message"] == "This slug is not available; choose another."
+    assert Campaign.objects.filter(slug="theirs").count() == 1
+    assert not Campaign.objects.filter(owner=owner).exclude(pk=mine.pk).exists()
