@@ -91,6 +91,8 @@ AXES_CLIENT_IP_CALLABLE = "annotate.http.login_throttle.login_client_address"
 AXES_VERBOSE = False
 
 ROOT_URLCONF = "annotate.urls"
+# A failed CSRF check answers in the API's JSON shape under /api/, Django's page elsewhere.
+CSRF_FAILURE_VIEW = "annotate.http.errors.csrf_failure"
 WSGI_APPLICATION = "annotate.wsgi.application"
 
 TEMPLATES = [
@@ -120,6 +122,16 @@ DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=
 # A persistent connection is checked before reuse: after a database restart the first request of
 # each process reconnects instead of failing on a dead connection.
 DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+# The longest one SQL statement may run in this process (PostgreSQL's statement_timeout; 0: no
+# limit). docker/gunicorn.conf.py sets it for the web processes, 10 s inside GUNICORN_TIMEOUT,
+# so a heavy request is a clear 503 "took too long" (annotate/http/deadline.py) instead of a
+# killed worker; Celery workers and commands keep no limit (exports and imports run long).
+DB_STATEMENT_TIMEOUT_SECONDS = env.float("DB_STATEMENT_TIMEOUT_SECONDS", default=0)
+if DB_STATEMENT_TIMEOUT_SECONDS > 0:
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = " ".join(filter(None, [
+        _options.get("options", ""),
+        f"-c statement_timeout={int(DB_STATEMENT_TIMEOUT_SECONDS * 1000)}"]))
 # Django's backend with a health check that polls the socket instead of a round trip.
 DATABASES["default"]["ENGINE"] = "annotate.postgresql"
 # The worker pages' hot SQL runs as server-side prepared statements (campaigns/work/prepared.py);
@@ -313,6 +325,11 @@ RATELIMIT_TRUSTED_PROXIES = env.int("RATELIMIT_TRUSTED_PROXIES", default=0)
 # cache of the embedded mode, where one process and its own counters are what we want.)
 RATELIMIT_FAIL_OPEN = True
 
+# Request bodies, one limit per kind of path (annotate/http/limits.py), checked against
+# Content-Length before anything reads the body; larger is a 413 (page or JSON).
+# Worker pages (/c/, /a/): answers and start forms, never files.
+WORKER_BODY_MAX_BYTES = env.int("WORKER_BODY_MAX_BYTES", default=1024 * 1024)
+# Admin pages and other forms (Django's own limit on form data, reused for the whole body).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env.int("FILE_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=200 * 1024 * 1024)
@@ -321,8 +338,9 @@ IMPORT_MAX_COLUMNS = env.int("IMPORT_MAX_COLUMNS", default=1000)
 # Uploads (admin and API) larger than this are stored and imported by a Celery job, so a
 # big file never runs into the web worker's timeout.
 IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=5 * 1024 * 1024)
-# The largest request body the API accepts (item uploads); larger ones get 413.
-API_UPLOAD_MAX_BYTES = env.int("API_UPLOAD_MAX_BYTES", default=IMPORT_MAX_BYTES)
+# API request bodies other than file uploads (JSON, including a JSON list of items); a larger
+# list of items goes as a multipart file upload, which has the import limit (IMPORT_MAX_BYTES).
+API_JSON_MAX_BYTES = env.int("API_JSON_MAX_BYTES", default=10 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,

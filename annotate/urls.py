@@ -17,5 +17,9 @@ urlpatterns = [
     path("account/api-token/", site.api_token_page, name="api-token"),
 ]
 
-# A database outage anywhere in the request answers 503 "please retry", not 500.
+# A database outage anywhere in the request answers 503 "please retry", not 500; every error
+# page is JSON under /api/ (annotate/http/errors.py).
 handler500 = "annotate.http.outage.server_error"
+handler400 = "annotate.http.errors.bad_request"
+handler403 = "annotate.http.errors.permission_denied"
+handler404 = "annotate.http.errors.page_not_found"

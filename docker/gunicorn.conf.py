@@ -6,7 +6,13 @@ bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 # Worker processes per container: GUNICORN_WORKERS, else 2 x cores + 1.
 workers = int(os.environ.get("GUNICORN_WORKERS") or multiprocessing.cpu_count() * 2 + 1)
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+# gunicorn's own error answers (a request past the timeout) in the API's JSON shape under /api/.
+worker_class = ("annotate.http.gunicorn_worker.JsonErrorThreadWorker" if threads > 1
+                else "annotate.http.gunicorn_worker.JsonErrorSyncWorker")
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+# SQL of a web request stops 10 s before gunicorn would kill the worker: a 503 "took too long"
+# in the page's or the API's shape (read by annotate/settings.py when the app loads).
+os.environ.setdefault("DB_STATEMENT_TIMEOUT_SECONDS", str(max(1, timeout - 10)))
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "20"))
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
 # Recycle workers now and then (bounded memory); jitter keeps them from restarting together.

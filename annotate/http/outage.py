@@ -6,9 +6,9 @@ from django.db import connections
 from django.db.utils import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
-from django.views.defaults import server_error as default_server_error
 
-from .errors import json_error, wants_json
+from .deadline import is_timeout, took_too_long
+from .errors import json_error, server_error_page, wants_json
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +46,9 @@ class DatabaseOutageMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception):
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
+        if is_timeout(exception):  # the request's deadline, not an outage
+            logger.warning("statement timeout on %s %s", request.method, request.path)
+            return took_too_long(request)
         logger.warning("database unavailable on %s %s: %s", request.method, request.path,
                        str(exception).strip()[:200])
         # Drop broken connections now so the next request in this process reconnects.
@@ -61,6 +64,8 @@ class DatabaseOutageMiddleware:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a database error raised outside a view (e.g. in a middleware) is a 503 too."""
     exception = sys.exc_info()[1]
+    if isinstance(exception, OperationalError) and is_timeout(exception):
+        return took_too_long(request)
     if isinstance(exception, OperationalError | InterfaceError):
         return retry_later(request)
-    return default_server_error(request)
+    return server_error_page(request)

@@ -12,6 +12,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from annotate.http.limits import takes_uploads
+
 from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ExportJob, Item
@@ -59,6 +61,7 @@ def dashboard_view(model_admin, request: HttpRequest, campaign: Campaign) -> Htt
     )
 
 
+@takes_uploads
 def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     form = ItemImportForm(request.POST or None, request.FILES or None)
     rejected = None
@@ -134,6 +137,7 @@ def report_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
     return evaluation_report_view(request, campaign)
 
 
+@takes_uploads
 def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Upload LLM-judge output for the campaign's items (the analysis part's page)."""
     from .statistics import judgments_upload_view  # loads the analysis too (see above)

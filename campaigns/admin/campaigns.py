@@ -35,7 +35,6 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ("status",)
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
-    filter_horizontal = ("collaborators",)
     actions = ("publish", "pause", "close", "duplicate", "export_csv")
     save_on_top = True
 

@@ -6,12 +6,13 @@ import json
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.db.models import Q
 from django.urls import reverse
 
 from ..importing import FORMATS
 from ..models import Campaign, ExportJob
 from ..schema import SchemaInvalid
-from ..services.campaigns import SETTINGS_FIELDS, campaign_check_changes
+from ..services.campaigns import SETTINGS_FIELDS, SLUG_UNAVAILABLE, campaign_check_changes
 
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
@@ -33,7 +34,55 @@ class PrettyJSONField(forms.JSONField):
         return json.dumps(value, indent=2, ensure_ascii=False)
 
 
+class CollaboratorsField(forms.Field):
+    """Collaborators named by exact username or e-mail address, one per line.
+
+    Nothing is listed: a researcher adds someone they know, and cannot browse who else has
+    an account. A name that matches no active staff account is an error naming it.
+    """
+
+    widget = forms.Textarea(attrs={"rows": 3, "cols": 40})
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("help_text", "Researchers who may see and change this campaign: their "
+                          "exact username or e-mail address, one per line.")
+        super().__init__(**kwargs)
+
+    @staticmethod
+    def names(value) -> list[str]:
+        if value is None:
+            return []
+        if isinstance(value, str):
+            return [n for n in value.replace(",", "\n").split() if n]
+        return [getattr(user, "username", str(user)) for user in value]
+
+    def prepare_value(self, value):
+        return "\n".join(self.names(value))
+
+    def has_changed(self, initial, data):
+        return set(self.names(initial)) != set(self.names(data))
+
+    def clean(self, value):
+        users, unknown = [], []
+        model = get_user_model()
+        for name in dict.fromkeys(self.names(value)):  # unique, in the order given
+            matches = list(model.objects.filter(is_staff=True, is_active=True).filter(
+                Q(username=name) | Q(email__iexact=name) if "@" in name else Q(username=name)
+            )[:2])
+            if len(matches) == 1:
+                users.append(matches[0])
+            else:
+                unknown.append(name)
+        if unknown:
+            raise forms.ValidationError(
+                "No single researcher account has the username or e-mail address: "
+                + ", ".join(unknown) + ".")
+        return users
+
+
 class CampaignAdminForm(forms.ModelForm):
+    collaborators = CollaboratorsField()
     schema = PrettyJSONField(rows=24, help_text=(
         "The task schema: <code>display</code> (item fields to show) and <code>questions</code> "
         "(each with an <code>id</code>, a <code>kind</code>: likert, choice, slider, lines, "
@@ -58,12 +107,11 @@ class CampaignAdminForm(forms.ModelForm):
                   "completion_code_no_work",
                   "bonus_per_item", "bonus_per_gold_correct",
                   "min_seconds_per_item", "min_seconds_per_word")
+        # Slugs are public URLs, unique across researchers: a taken one is not theirs to name.
+        error_messages = {"slug": {"unique": SLUG_UNAVAILABLE}}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if "collaborators" in self.fields:
-            self.fields["collaborators"].queryset = get_user_model().objects.filter(
-                is_staff=True, is_active=True).order_by("username")
         if "owner" in self.fields:
             self.fields["owner"].queryset = get_user_model().objects.filter(is_staff=True)
         for name in ("bonus_per_item", "bonus_per_gold_correct"):
@@ -123,11 +171,16 @@ class QuestionRenameForm(forms.Form):
             (qid, f"{qid} ({answered.get(qid, 0)} stored answers)") for qid in question_ids]
 
 
+FORMAT_LABELS = {"tsv-raw": "TSV without quoting (double quotes are text)"}
+
+
 class ItemImportForm(forms.Form):
-    file = forms.FileField(help_text="CSV, TSV, JSON (a list) or JSON lines; UTF-8. Every row is "
-                           "checked first: one bad row rejects the file and nothing is stored.")
+    file = forms.FileField(help_text="CSV, TSV, JSON (a list) or JSON lines; UTF-8 (or UTF-16 "
+                           "with a byte-order mark). Every row is checked first: one bad row "
+                           "rejects the file and nothing is stored.")
     format = forms.ChoiceField(
-        required=False, choices=[("", "From the file name")] + [(f, f.upper()) for f in FORMATS])
+        required=False, choices=[("", "From the file name")] + [
+            (f, FORMAT_LABELS.get(f, f.upper())) for f in FORMATS])
 
     def clean_file(self):
         upload = self.cleaned_data["file"]

@@ -7,6 +7,7 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig, Suspicio
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError, IntegrityError, InterfaceError, OperationalError
 from django.http import Http404, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import set_rollback
@@ -113,6 +114,7 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     return Response(body, status=status_code, headers=headers)
 
 
+@csrf_exempt  # a POST to no endpoint is a 404, not a CSRF failure
 def not_found(request, *args, **kwargs) -> HttpResponse:
     """Any /api/ path that matches no route: a JSON 404 instead of Django's HTML page."""
     return json_error("No such API endpoint.", status=404, code="not_found")

@@ -13,7 +13,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..importing import FORMATS, ImportRejected, RowError
+from annotate.http.limits import takes_uploads
+
+from ..importing import FORMATS, ImportRejected, RowError, decode
 from ..models import ImportJob, Item
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.items import items_import
@@ -49,7 +51,11 @@ class ItemOutput(serializers.ModelSerializer):
 
 
 def check_storable(content: bytes) -> None:
-    if _UNSTORABLE.search(content):
+    """Refuse a file PostgreSQL could not store, naming what is wrong: an encoding or a
+    compression the import cannot read (UTF-16 is not "NUL characters"), or unstorable
+    characters written as JSON escapes."""
+    text = decode(content)
+    if _UNSTORABLE.search(text.encode("utf-8", "surrogatepass")):
         raise ImportRejected([RowError(None, "", "the data contains NUL characters or unpaired "
                                        "surrogates, which cannot be stored")])
 
@@ -83,6 +89,7 @@ class ImportJobDetailApi(APIView):
         return Response(ImportJobOutput(job).data)
 
 
+@takes_uploads
 class ItemImportApi(APIView):
     parser_classes = [BoundedJSONParser, MultiPartParser]
 

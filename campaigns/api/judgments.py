@@ -13,6 +13,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.http.limits import takes_uploads
+
 from ..importing import ImportRejected, RowError
 from ..models import Worker
 from ..services.judgments import (
@@ -61,6 +63,7 @@ def _rows_from_json(data) -> list[JudgmentRow]:
     return rows
 
 
+@takes_uploads
 class JudgmentImportApi(APIView):
     parser_classes = [BoundedJSONParser, MultiPartParser]
 

@@ -5,6 +5,7 @@ Pure checking: no database access. campaigns/services/items.py stores the rows.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,14 @@ def check_record(
         out.add(row, "id", "missing: every item needs an id", line)
     elif len(str(external_id)) > 200:
         out.add(row, "id", "longer than 200 characters", line)
+    elif problem := invisible_character(str(external_id)):
+        out.add(row, "id", problem, line)
+    system = record.get("system")
+    system = "" if system is None else str(system).strip()
+    if len(system) > 200:
+        out.add(row, "system", f"{len(system)} characters; at most 200", line)
+    elif problem := invisible_character(system):
+        out.add(row, "system", problem, line)
     data = {k: v for k, v in record.items() if k not in RESERVED}
     if isinstance(data.get("data"), dict) and len(data) == 1:
         data = dict(data["data"])
@@ -59,17 +68,28 @@ def check_record(
     control = _check_control(control, gold, tolerance, data, row, line, schema, out)
     if len(out.errors) > n_errors:
         return None
-    system = record.get("system")
     return ParsedItem(
         row=row,
         line=line,
         external_id=str(external_id).strip(),
-        system="" if system is None else str(system).strip()[:200],
+        system=system,
         control=control,
         data=data,
         gold=gold,
         gold_tolerance=None if tolerance is None else float(tolerance),
     )
+
+
+def invisible_character(value: str) -> str:
+    """Why `value` cannot be an id or a system name, or '': it holds a control character (C0,
+    DEL, C1; a tab or a line break too) or an invisible format character such as a bidi
+    override (U+202E), which would make two different ids look alike or reorder a page."""
+    for char in value:
+        if unicodedata.category(char) in ("Cc", "Cf"):
+            name = unicodedata.name(char, "a control character")
+            return (f"contains U+{ord(char):04X} ({name}); ids and system names must be "
+                    "visible text")
+    return ""
 
 
 def _check_fields(data: dict, row: int, line: int | None, schema: TaskSchema, out: Collector):

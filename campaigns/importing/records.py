@@ -16,7 +16,11 @@ from typing import Any
 
 from django.conf import settings
 
-FORMATS = ("csv", "tsv", "json", "jsonl")
+# "tsv-raw": tab-separated without quoting. Every tab separates, every line break ends a row and
+# a double quote is text, as in research TSVs written without quoting (e.g. MLQE-PE); a cell
+# cannot hold a tab or a line break.
+FORMATS = ("csv", "tsv", "tsv-raw", "json", "jsonl")
+RAW_TSV = "tsv-raw"
 MAX_REPORTED_ERRORS = 100
 # JSON the database and every later reader handle safely: nesting bounded well below
 # Python's recursion limit, integers of a sane length, no NaN or Infinity (not JSON, and
@@ -74,27 +78,61 @@ def detect_format(filename: str) -> str:
     return ext
 
 
+# Files that are not text at all, recognised by their first bytes.
+_COMPRESSED = ((b"\x1f\x8b", "gzip-compressed"), (b"PK\x03\x04", "a ZIP archive"),
+               (b"BZh", "bzip2-compressed"), (b"\xfd7zXZ\x00", "xz-compressed"),
+               (b"(\xb5/\xfd", "zstd-compressed"))
+# Byte-order marks, longest first (UTF-32's little-endian mark starts like UTF-16's).
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def _file_error(message: str) -> ImportRejected:
+    return ImportRejected([RowError(None, "", message)])
+
+
+def _text_encoding(content: bytes) -> tuple[str, str]:
+    """(codec, name) for decoding `content`: UTF-8 (BOM or not), or UTF-16/32 with a BOM.
+
+    A compressed file, or UTF-16 without a BOM (every other byte NUL), is refused with a
+    message that names it rather than one about its NUL bytes.
+    """
+    for magic, what in _COMPRESSED:
+        if content.startswith(magic):
+            return "", (f"the file is {what}, not text: decompress it and upload the "
+                        ".csv, .tsv, .json or .jsonl file inside")
+    for bom, codec in _BOMS:
+        if content.startswith(bom):
+            return codec, codec.upper()
+    head = content[:4096]
+    if len(head) >= 4 and (head[1::2].count(0) > len(head) // 4 or
+                           head[0::2].count(0) > len(head) // 4):
+        return "", ("the file looks like UTF-16 text without a byte-order mark: "
+                    "save it as UTF-8 (or as UTF-16 with a BOM)")
+    return "utf-8-sig", "UTF-8"
+
+
 def decode(content: bytes) -> str:
-    """UTF-8 with or without a BOM; anything else is rejected with the line it fails on."""
+    """UTF-8 with or without a BOM, or UTF-16/UTF-32 with a BOM; anything else is rejected
+    with what the file is (compressed) or the line it fails on."""
+    codec, name = _text_encoding(content)
+    if not codec:
+        raise _file_error(name)
     try:
-        text = content.decode("utf-8-sig")
+        text = content.decode(codec)
     except UnicodeDecodeError as exc:
+        if codec != "utf-8-sig":
+            raise _file_error(f"not valid {name} text after its byte-order mark "
+                              f"(at byte {exc.start}); save the file as UTF-8") from None
         line = content[: exc.start].count(b"\n") + 1
-        raise ImportRejected(
-            [
-                RowError(
-                    None,
-                    "",
-                    f"not UTF-8 text: byte 0x{content[exc.start]:02x} on line {line}"
-                    " (save the file as UTF-8)",
-                )
-            ]
-        ) from None
+        raise _file_error(f"not UTF-8 text: byte 0x{content[exc.start]:02x} on line {line}"
+                          " (save the file as UTF-8)") from None
+    text = text.removeprefix("\ufeff")  # UTF-16/32 codecs drop their BOM; this is belt and braces
     if not text.strip():
-        raise ImportRejected([RowError(None, "", "the file is empty")])
+        raise _file_error("the file is empty")
     if "\x00" in text:  # PostgreSQL cannot store NUL characters in text or JSON
         line = text.count("\n", 0, text.index("\x00")) + 1
-        raise ImportRejected([RowError(None, "", f"a NUL character on line {line}")])
+        raise _file_error(f"a NUL character on line {line}")
     return text
 
 
@@ -156,20 +194,27 @@ def load_json(text: str, *, depth_offset: int = 0) -> Any:
 
 def read_records(text: str, fmt: str) -> Iterator[tuple[int, int | None, Any]]:
     """Yield (row, line, record) for each record; malformed input raises ImportRejected."""
-    if fmt in ("csv", "tsv"):
-        yield from _read_delimited(text, "," if fmt == "csv" else "\t")
+    if fmt in ("csv", "tsv", RAW_TSV):
+        yield from _read_delimited(text, "," if fmt == "csv" else "\t", quoted=fmt != RAW_TSV)
     elif fmt == "jsonl":
         yield from _read_jsonl(text)
     else:
         yield from _read_json(text)
 
 
-def _read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, int | None, Any]]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+def _read_delimited(text: str, delimiter: str, *, quoted: bool = True
+                    ) -> Iterator[tuple[int, int | None, Any]]:
+    quoting = csv.QUOTE_MINIMAL if quoted else csv.QUOTE_NONE
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True,
+                        quoting=quoting)
+    name = "CSV" if delimiter == "," else "TSV"
+    # A quoted TSV that breaks on a double quote is usually one written without quoting.
+    hint = _RAW_TSV_HINT if delimiter == "\t" and quoted and '"' in text else ""
     try:
         header = next(reader)
     except csv.Error as exc:
-        raise ImportRejected([RowError(None, "", f"the header line is malformed: {exc}")]) from None
+        message = f"the header line is malformed: {exc}{hint}"
+        raise ImportRejected([RowError(None, "", message)]) from None
     if len(header) > settings.IMPORT_MAX_COLUMNS:
         raise ImportRejected([RowError(
             None, "", f"the header has {len(header)} columns; at most "
@@ -195,7 +240,7 @@ def _read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, int | None
                     RowError(
                         row,
                         "",
-                        f"{len(values)} fields, but the header has {len(header)}",
+                        f"{len(values)} fields, but the header has {len(header)}{hint}",
                         start_line,
                     ),
                 )
@@ -208,11 +253,15 @@ def _read_delimited(text: str, delimiter: str) -> Iterator[tuple[int, int | None
                 RowError(
                     row + 1,
                     "",
-                    f"malformed {'CSV' if delimiter == ',' else 'TSV'}: {exc}",
+                    f"malformed {name}: {exc}{hint}",
                     reader.line_num,
                 )
             ]
         ) from None
+
+
+_RAW_TSV_HINT = (". If double quotes in this file are plain text (a TSV written without "
+                 f"quoting), import it with the format {RAW_TSV}")
 
 
 def _read_jsonl(text: str) -> Iterator[tuple[int, int | None, Any]]:

@@ -92,12 +92,21 @@ def _check_field_names(fields: dict[str, Any]) -> None:
         raise TypeError(f"unknown campaign fields: {sorted(unknown)}")
 
 
+SLUG_UNAVAILABLE = "This slug is not available; choose another."
+
+
+def _check_slug_available(slug: str) -> None:
+    """A slug is the campaign's public URL (/c/<slug>/), so it is unique across researchers.
+    A taken one is a 409 worded the same whoever holds it (the caller or another researcher)
+    and whatever its state: it says nothing about a campaign the caller cannot see."""
+    if Campaign.objects.filter(slug=slug).exists():
+        raise Conflict(SLUG_UNAVAILABLE, extra={"field": "slug"})
+
+
 def campaign_create(*, owner, slug: str, **fields: Any) -> Campaign:
     """Create a draft campaign after checking its configuration; a taken slug is a 409."""
     _check_field_names(fields)
-    if Campaign.objects.filter(slug=slug).exists():
-        raise Conflict("A campaign with this slug already exists; choose another.",
-                       extra={"field": "slug"})
+    _check_slug_available(slug)
     campaign_check_changes(campaign=None, fields=fields)
     campaign = Campaign(owner=owner, slug=slug, status=Campaign.Status.DRAFT, **fields)
     campaign.save()
@@ -248,8 +257,7 @@ def campaign_duplicate(*, campaign: Campaign, owner, name: str | None = None,
     fields = {f: getattr(campaign, f) for f in CONFIG_FIELDS}
     fields.update(status=Campaign.Status.DRAFT, name=name or f"{campaign.name} (copy)")
     slug = slug or _free_slug(f"{campaign.slug}-copy")
-    if Campaign.objects.filter(slug=slug).exists():
-        raise Conflict(f"the slug {slug!r} is already taken", extra={"slug": slug})
+    _check_slug_available(slug)
     copy = Campaign.objects.create(owner=owner, slug=slug, **fields)
     copy.collaborators.set(campaign.collaborators.all())
     return copy

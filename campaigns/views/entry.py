@@ -58,6 +58,9 @@ COOKIE_NAME = "annotate_wid"
 COOKIE_SALT = "campaigns.link-worker"
 COOKIE_MAX_AGE = 180 * 24 * 3600
 CONSENT_REQUIRED = "Please tick the box to agree before you start."
+# A study that is not open yet (or for now) shows a neutral page: not its name, description,
+# instructions, examples or consent text, which its researcher has not published.
+WITHHELD = (Campaign.Status.DRAFT, Campaign.Status.PAUSED)
 Identity = tuple[str, str, str | None]
 
 
@@ -90,6 +93,7 @@ def _sample(campaign: Campaign) -> dict | None:
 
 def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, identity: Identity,
           *, worker: Worker | None = None, status: int = 200, **extra) -> HttpResponse:
+    withheld = campaign.status in WITHHELD
     can_start = campaign.is_live and not params.preview
     intake_fields = []
     if can_start and campaign.intake_questions and (worker is None or worker.intake is None):
@@ -98,17 +102,18 @@ def _page(request: HttpRequest, campaign: Campaign, params: PlatformParams, iden
                                            errors=extra.pop("intake_errors", None))
     context = {
         "campaign": campaign,
+        "withheld": withheld,
         "preview": params.preview,
         "can_start": can_start,
         "hidden": {**params.hidden_fields(),
                    FORM_KEY_FIELD: form_key(_binding(campaign, identity))},
-        "consent_html": markdown_cached(campaign.consent_text or ""),
+        "consent_html": "" if withheld else markdown_cached(campaign.consent_text or ""),
         "intake_fields": intake_fields,
         "sample": _sample(campaign) if params.preview and campaign.is_live else None,
         # Not live: a Prolific participant can still give the place back with the no-work code.
         "no_work_url": ("" if campaign.is_live
                         else no_work_redirect_url(campaign, params.platform)),
-        **campaign_texts(campaign),
+        **({} if withheld else campaign_texts(campaign)),
         **extra,
     }
     return render(request, "campaigns/entry.html", context, status=status)
@@ -128,12 +133,13 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     campaign, worker = campaign_and_worker(slug=slug, platform=platform, platform_id=platform_id)
     if campaign is None:
         raise Http404("No such study.")
-    refused = _refused_link(request, campaign, params)
+    named = None if campaign.status in WITHHELD else campaign  # pages that may show its name
+    refused = _refused_link(request, campaign, params, named)
     if refused is not None:
         return refused
     if request.method == "POST":
         if not form_key_valid(request, _binding(campaign, identity)):
-            return form_expired(request, campaign)
+            return form_expired(request, named)
         return _start(request, campaign, params, identity, worker, data)
     if params.preview:
         return _page(request, campaign, params, identity)
@@ -153,13 +159,13 @@ def _binding(campaign: Campaign, identity: Identity) -> str:
     return f"entry:{campaign.pk}:{platform}:{platform_id}"
 
 
-def _refused_link(request: HttpRequest, campaign: Campaign,
-                  params: PlatformParams) -> HttpResponse | None:
+def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformParams,
+                  named: Campaign | None) -> HttpResponse | None:
     """A page for a study link that cannot identify the worker on their platform."""
     if params.turk_submit_to_refused:
         return message_page(
             request, heading="This link is not from Mechanical Turk", status=400,
-            campaign=campaign,
+            campaign=named,
             message="Its turkSubmitTo is not Mechanical Turk's (https://www.mturk.com or "
                     "https://workersandbox.mturk.com), so finished work could not be sent back. "
                     "Please open the HIT from Mechanical Turk.")
@@ -167,7 +173,7 @@ def _refused_link(request: HttpRequest, campaign: Campaign,
     if params.prolific_id_missing or (prolific_expected and not params.platform):
         return message_page(
             request, heading="Please open this study from Prolific", status=400,
-            campaign=campaign,
+            campaign=named,
             message="This link has no Prolific ID in it, so your work could not be matched "
                     "to your submission or paid. Please go back to Prolific "
                     "(app.prolific.com) and open the study from there.")
@@ -210,6 +216,8 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
         return _page(request, campaign, params, identity, status=400,
                      message="Please accept the HIT on Mechanical Turk before starting.")
     platform, platform_id, new_cookie = identity
+    if campaign.status in WITHHELD:
+        return _page(request, campaign, params, identity, status=NotLive.status)
     if not campaign.is_live:
         not_live = NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status),
                                                  NOT_LIVE_MESSAGES["closed"]))

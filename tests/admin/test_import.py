@@ -56,6 +56,16 @@ def test_the_format_can_be_chosen_when_the_name_does_not_say(researcher_client, 
     assert "Imported 2 items" in response.content.decode()
 
 
+def test_a_quote_free_tsv_imports_with_the_raw_tsv_format(researcher_client, campaign):
+    content = b'id\tsystem\tprompt\tcompletion\na\ts1\t"p\tc"\n'
+    response = upload(researcher_client, campaign, content, name="items.tsv")
+    assert response.status_code == 400
+    assert "import it with the format tsv-raw" in response.content.decode()
+    response = upload(researcher_client, campaign, content, name="items.tsv", format="tsv-raw")
+    assert "Imported 1 items" in response.content.decode()
+    assert Item.objects.get(campaign=campaign).data["prompt"] == '"p'
+
+
 def test_the_form_page_renders(researcher_client, campaign):
     response = researcher_client.get(reverse("admin:campaigns_campaign_import",
                                              args=[campaign.pk]))

@@ -70,6 +70,20 @@ def test_a_taken_slug_is_a_conflict(api, other_owner):
     assert response.json()["extra"] == {"code": "conflict", "field": "slug"}
 
 
+@pytest.mark.parametrize("status", ["draft", "live", "paused", "closed"])
+def test_a_taken_slug_answers_the_same_whoever_holds_it(api, owner, other_owner, status):
+    """Another researcher's campaign is not revealed: no "already exists", no state, and the
+    very answer the caller gets for a slug of their own."""
+    make_campaign(owner=other_owner, slug="theirs", status=status)
+    make_campaign(owner=owner, slug="mine", status=status)
+    theirs = api.post("/api/campaigns/", {**NEW, "slug": "theirs"}, format="json")
+    mine = api.post("/api/campaigns/", {**NEW, "slug": "mine"}, format="json")
+    assert (theirs.status_code, mine.status_code) == (409, 409)
+    assert theirs.json() == mine.json() == {
+        "message": "This slug is not available; choose another.",
+        "extra": {"code": "conflict", "field": "slug"}}
+
+
 def test_a_nul_character_in_the_schema_is_refused_before_the_database(api):
     schema = copy.deepcopy(CONTINUATION_SCHEMA)
     schema["questions"][0]["text"] = "Coherent?\u0000"
@@ -123,3 +137,14 @@ def test_a_collaborator_may_change_a_shared_campaign(other_api, campaign, other_
     response = other_api.patch(f"/api/campaigns/{campaign.slug}/", {"name": "Ours"},
                                format="json")
     assert response.status_code == 200
+
+
+def test_duplicating_onto_another_researchers_slug_answers_the_same_neutral_409(
+        api, owner, other_owner):
+    mine = make_campaign(owner=owner, slug="mine")
+    make_campaign(owner=other_owner, slug="theirs", status="draft")
+    response = api.post("/api/campaigns/mine/duplicate/", {"slug": "theirs"}, format="json")
+    assert response.status_code == 409
+    assert response.json()["message"] == "This slug is not available; choose another."
+    assert Campaign.objects.filter(slug="theirs").count() == 1
+    assert not Campaign.objects.filter(owner=owner).exclude(pk=mine.pk).exists()

@@ -86,8 +86,8 @@ def test_the_docs_page_loads_only_local_assets(client):
     assert script.status_code == 200 and "/api/schema/" in script.content.decode()
 
 
-def test_a_json_body_over_djangos_limit_is_a_413_in_the_error_shape(api, settings):
-    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+def test_a_json_body_over_the_api_json_limit_is_a_413_in_the_error_shape(api, settings):
+    settings.API_JSON_MAX_BYTES = 100
     response = api.post("/api/campaigns/", {"name": "x" * 200}, format="json")
     assert response.status_code == 413
     assert set(response.json()) == {"message", "extra"}

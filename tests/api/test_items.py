@@ -1,4 +1,5 @@
 """Item endpoints: all-or-nothing import (file or JSON list) and the cursor-paginated list."""
+import gzip
 import json
 
 import pytest
@@ -64,6 +65,33 @@ def test_a_nul_character_in_a_file_is_rejected_before_the_database(api, campaign
     assert "NUL" in response.json()["message"]
 
 
+def test_utf16_and_gzip_uploads_are_named_not_called_nul_characters(api, campaign):
+    csv = "id,prompt,completion\nu1,Café,x\n"
+    upload = SimpleUploadedFile("items.csv", csv.encode("utf-16"))
+    response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": upload},
+                        format="multipart")
+    assert response.status_code == 201, response.json()
+    assert campaign.items.get().data["prompt"] == "Café"
+    upload = SimpleUploadedFile("items.csv", gzip.compress(csv.encode()))
+    response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": upload},
+                        format="multipart")
+    assert response.status_code == 400
+    assert "gzip-compressed" in response.json()["message"]
+    assert "NUL" not in response.json()["message"]
+
+
+def test_a_quote_free_tsv_is_imported_with_the_tsv_raw_format(api, campaign):
+    content = b'id\tprompt\tcompletion\nq1\t"Hi, he said\tok\n'
+    url = f"/api/campaigns/{campaign.slug}/items/import/"
+    response = api.post(url, {"file": SimpleUploadedFile("items.tsv", content)},
+                        format="multipart")
+    assert response.status_code == 400 and "tsv-raw" in response.json()["message"]
+    response = api.post(url, {"file": SimpleUploadedFile("items.tsv", content),
+                              "format": "tsv-raw"}, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert campaign.items.get().data["prompt"] == '"Hi, he said'
+
+
 def test_an_escaped_emoji_is_stored_but_a_lone_surrogate_escape_is_not(api, campaign):
     emoji = SimpleUploadedFile("items.jsonl", json.dumps(
         {"id": "e1", "prompt": "Nice \U0001F600", "completion": "x"}).encode())
@@ -85,8 +113,9 @@ def test_a_body_that_is_not_a_list_is_a_400(api, campaign):
     assert response.json()["extra"]["code"] == "parse_error"
 
 
-def test_an_upload_over_the_limit_is_413(api, campaign, settings):
-    settings.API_UPLOAD_MAX_BYTES = 1000
+def test_an_upload_over_the_limit_is_413(api, campaign, settings, monkeypatch):
+    monkeypatch.setattr("annotate.http.limits.MULTIPART_SLACK_BYTES", 0)
+    settings.IMPORT_MAX_BYTES = 1000
     upload = SimpleUploadedFile("items.csv", b"id,prompt,completion\n" + b"x,y,z\n" * 500)
     response = api.post(f"/api/campaigns/{campaign.slug}/items/import/", {"file": upload},
                         format="multipart")

@@ -45,3 +45,12 @@ def test_refused_json_is_a_one_line_error_not_a_traceback(campaign, tmp_path, co
     with pytest.raises(CommandError, match=f"(?s)Nothing imported; 1 problem.*{message}"):
         call_command("import_items", campaign.slug, str(path))
     assert not Item.objects.exists()
+
+
+def test_the_raw_tsv_format_reads_quotes_as_text(campaign, tmp_path, capsys):
+    path = tmp_path / "items.tsv"
+    path.write_text('id\tprompt\tcompletion\n1\t"p\tc"\n')
+    with pytest.raises(CommandError, match="import it with the format tsv-raw"):
+        call_command("import_items", campaign.slug, str(path))
+    call_command("import_items", campaign.slug, str(path), "--format", "tsv-raw")
+    assert Item.objects.get(campaign=campaign).data == {"prompt": '"p', "completion": 'c"'}

@@ -154,7 +154,8 @@ class AdminRoute:
         if a.verb == "update":
             changes = {k: json.dumps(v) if k == "schema" else v for k, v in a.params.items()}
             data = form_data(campaign, **changes)  # as the page shows it: collaborators kept
-            data["collaborators"] = list(campaign.collaborators.values_list("pk", flat=True))
+            data["collaborators"] = "\n".join(  # the field takes usernames, one per line
+                campaign.collaborators.values_list("username", flat=True))
             response = client.post(url("change"), data, follow=True)
             return response.redirect_chain != [], _admin_messages(response)
         if a.verb == "import":

@@ -151,8 +151,9 @@ def test_it_rejects_a_nul_character_that_the_database_could_not_store(campaign):
 
 def test_tabs_backslashes_and_unicode_survive_the_bulk_path(campaign):
     tricky = 'tab\there \\N back\\slash\r\nnew line "quoted" é 漢字 \U0001f600'
-    rows = [{"id": f"t\t{n}", "prompt": tricky, "completion": "c", "system": "s\\1"}
+    # Ids cannot hold a tab (a control character); a backslash tests the id column's escaping.
+    rows = [{"id": f"t\\{n}", "prompt": tricky, "completion": "c", "system": "s\\1"}
             for n in range(3)]
     items_import(campaign=campaign, content=json.dumps(rows).encode(), filename="a.json")
-    item = Item.objects.get(external_id="t\t1")
+    item = Item.objects.get(external_id="t\\1")
     assert item.data["prompt"] == tricky and item.system == "s\\1" and item.gold is None

@@ -48,6 +48,38 @@ def test_a_campaign_that_is_not_live_says_so_and_hands_out_nothing(client, owner
     assert not Assignment.objects.exists()
 
 
+SECRET_TEXTS = {"name": "Unreleased Study Xq7", "description": "About Xq7 and its hypothesis",
+                "instructions": "Rate Xq7 secretly", "examples": "Example Xq7",
+                "consent_text": "Consent Xq7"}
+MTURK_PREVIEW = {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H1"}
+
+
+@pytest.mark.parametrize("status", ["draft", "paused"])
+@pytest.mark.parametrize("recruitment", ["link", "prolific"])
+def test_a_draft_or_paused_study_shows_a_neutral_page_and_nothing_of_itself(
+    client, owner, status, recruitment
+):
+    campaign = make_campaign(owner=owner, status=status, recruitment=recruitment, **SECRET_TEXTS)
+    make_items(campaign, 2)
+    pages = [client.get(entry(campaign.slug)), client.get(entry(campaign.slug), PROLIFIC),
+             client.get(entry(campaign.slug), MTURK_PREVIEW),
+             client.post(entry(campaign.slug), PROLIFIC), client.post(entry(campaign.slug))]
+    for response in pages:
+        html = response.content.decode()
+        assert "Xq7" not in html, (response.status_code, html)
+        assert "Instructions" not in html
+    assert pages[1].status_code == 200
+    assert "This study is not open" in pages[1].content.decode()
+    assert not Assignment.objects.exists()
+
+
+def test_a_closed_or_live_study_still_shows_its_name_and_instructions(client, owner):
+    for status in ("live", "closed"):
+        campaign = make_campaign(owner=owner, status=status, **SECRET_TEXTS)
+        html = client.get(entry(campaign.slug), PROLIFIC).content.decode()
+        assert "Unreleased Study Xq7" in html and "Rate Xq7 secretly" in html
+
+
 def test_an_unknown_campaign_is_404(client):
     assert client.get(entry("nope")).status_code == 404
 
