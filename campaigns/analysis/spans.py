@@ -7,7 +7,7 @@ field). `answers_frame` builds one from plain rows.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -23,27 +23,21 @@ ERROR_COLUMNS = ["item", "system", "worker", "start", "end", "severity", "catego
 NO_CATEGORY = ""  # the category column's value for spans without one
 
 
+Weight = Callable[[str, str | None], float]  # (severity, category) -> MQM weight
+
+
 @dataclass(frozen=True)
 class Weights:
-    """MQM weights: one per severity, which a category may override for some severities
-    (minor punctuation 0.1, non-translation 25). A severity not listed weighs 1."""
+    """MQM weights as plain data, for frames read without a schema (the campaign's spans
+    question gives its own `weight`): one per severity, which a category may override for
+    some severities (minor punctuation 0.1, non-translation 25)."""
 
     severity: Mapping[str, float]
     category: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
-    def of(self, severity: str, category: str | None) -> float:
+    def __call__(self, severity: str, category: str | None) -> float:
         override = self.category.get(category or NO_CATEGORY, {})
-        if severity in override:
-            return float(override[severity])
-        return float(self.severity.get(severity, 1.0))
-
-    @classmethod
-    def from_question(cls, question: Mapping) -> Weights:
-        """The weights of a spans question's schema JSON (its severities and categories)."""
-        severity = {s["value"]: float(s.get("weight", 1)) for s in question.get("severities", [])}
-        category = {c["value"]: {k: float(v) for k, v in c["weights"].items()}
-                    for c in question.get("categories") or [] if c.get("weights")}
-        return cls(severity=severity, category=category)
+        return float(override.get(severity, self.severity.get(severity, 0.0)))
 
 
 # The weights of Freitag et al. (2021), Table 2, with WMT's later "critical" (25).
@@ -67,10 +61,10 @@ def answers_frame(rows: Iterable[tuple]) -> pd.DataFrame:
     return frame
 
 
-def errors_frame(answers: pd.DataFrame, weights: Weights) -> pd.DataFrame:
+def errors_frame(answers: pd.DataFrame, weight: Weight) -> pd.DataFrame:
     """One row per marked span with its MQM weight; `answer` is the answer's row label."""
     rows = [(label, item, system, worker, s["start"], s["end"], s["severity"],
-             s.get("category") or NO_CATEGORY, weights.of(s["severity"], s.get("category")))
+             s.get("category") or NO_CATEGORY, weight(s["severity"], s.get("category")))
             for label, item, system, worker, spans in zip(
                 answers.index, answers["item"], answers["system"], answers["worker"],
                 answers["spans"], strict=True)
@@ -78,20 +72,20 @@ def errors_frame(answers: pd.DataFrame, weights: Weights) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["answer", *ERROR_COLUMNS])
 
 
-def segment_penalties(answers: pd.DataFrame, weights: Weights) -> pd.DataFrame:
+def segment_penalties(answers: pd.DataFrame, weight: Weight) -> pd.DataFrame:
     """The answers with `errors` (spans marked) and `penalty`, the MQM segment score: the
     sum of the spans' weights (0 for an answer without errors)."""
-    errors = errors_frame(answers, weights)
+    errors = errors_frame(answers, weight)
     by_answer = errors.groupby("answer")["weight"]
     return answers.assign(
         errors=by_answer.size().reindex(answers.index, fill_value=0).astype(int),
         penalty=by_answer.sum().reindex(answers.index, fill_value=0.0).astype(float))
 
 
-def error_counts(answers: pd.DataFrame, weights: Weights, *, by: str) -> pd.DataFrame:
+def error_counts(answers: pd.DataFrame, weight: Weight, *, by: str) -> pd.DataFrame:
     """Per system and value of `by` ("severity" or "category"): errors marked, the system's
     answers, and errors per answer."""
-    errors = errors_frame(answers, weights)
+    errors = errors_frame(answers, weight)
     per_system = answers.groupby("system").size().rename("answers")
     table = (errors.groupby(["system", by]).size().rename("errors").reset_index()
              .merge(per_system.reset_index(), on="system"))
@@ -100,7 +94,7 @@ def error_counts(answers: pd.DataFrame, weights: Weights, *, by: str) -> pd.Data
         ["system", by]).reset_index(drop=True)
 
 
-def mqm_scores(answers: pd.DataFrame, weights: Weights, *, n_boot: int = N_BOOT,
+def mqm_scores(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
                seed: int = 0, alpha: float = ALPHA) -> pd.DataFrame:
     """Per system, MQM penalties (lower is better; 0 = no errors marked):
 
@@ -117,7 +111,7 @@ def mqm_scores(answers: pd.DataFrame, weights: Weights, *, n_boot: int = N_BOOT,
                "mqm_per_100_words", "per_100_ci_low", "per_100_ci_high", "mqm_z", "rank"]
     if answers.empty:
         return pd.DataFrame(columns=columns)
-    scored = segment_penalties(answers, weights)
+    scored = segment_penalties(answers, weight)
     scored = z_scores(scored.assign(value=scored["penalty"], question="", part=""))
     items = scored.groupby(["system", "item"], sort=True).agg(
         penalty=("penalty", "mean"), z=("z", "mean"), words=("source_words", "first"))
@@ -208,10 +202,10 @@ def span_agreement(answers: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0
     return pd.DataFrame(rows, columns=columns)
 
 
-def span_tables(answers: pd.DataFrame, weights: Weights, *, n_boot: int = N_BOOT,
+def span_tables(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
                 seed: int = 0) -> dict[str, pd.DataFrame]:
     """Every table of one spans question: MQM scores, error counts, span agreement."""
-    return {"mqm": mqm_scores(answers, weights, n_boot=n_boot, seed=seed),
-            "errors_by_severity": error_counts(answers, weights, by="severity"),
-            "errors_by_category": error_counts(answers, weights, by="category"),
+    return {"mqm": mqm_scores(answers, weight, n_boot=n_boot, seed=seed),
+            "errors_by_severity": error_counts(answers, weight, by="severity"),
+            "errors_by_category": error_counts(answers, weight, by="category"),
             "agreement": span_agreement(answers, n_boot=n_boot, seed=seed)}

@@ -1,6 +1,9 @@
 """Error-span statistics: MQM against a hand-computed WMT example, span F1 against hand counts."""
+import csv
+import json
 import statistics
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -14,6 +17,11 @@ from campaigns.analysis.spans import (
     segment_penalties,
     span_agreement,
 )
+from campaigns.selectors.analysis import campaign_statistics
+from campaigns.services.items import items_import
+from campaigns.services.judgments import JudgmentRow, judgments_import
+from tests.factories import make_campaign
+from tests.shared_data import SHARED, require
 
 
 def span(start, end, severity, category=None):
@@ -42,25 +50,16 @@ def answers():
 
 
 def test_weights_follow_the_severity_unless_the_category_overrides_it():
-    assert WMT.of("major", "accuracy/mistranslation") == 5
-    assert WMT.of("minor", "fluency/punctuation") == 0.1
-    assert WMT.of("major", "fluency/punctuation") == 5  # only minor punctuation is cheap
-    assert WMT.of("minor", "non-translation") == 25
-    assert WMT.of("critical", None) == 25
+    assert WMT("major", "accuracy/mistranslation") == 5
+    assert WMT("minor", "fluency/punctuation") == 0.1
+    assert WMT("major", "fluency/punctuation") == 5  # only minor punctuation is cheap
+    assert WMT("minor", "non-translation") == 25
+    assert WMT("critical", None) == 25
 
 
-def test_weights_are_read_from_the_questions_schema():
-    question = {"severities": [{"value": "minor", "label": "Minor"},
-                               {"value": "major", "label": "Major", "weight": 5}],
-                "categories": [{"value": "acc", "label": "Accuracy"},
-                               {"value": "punct", "label": "Punctuation",
-                                "weights": {"minor": 0.1}}]}
-    weights = Weights.from_question(question)
-    assert weights.of("minor", "acc") == 1  # the default weight
-    assert weights.of("major", "acc") == 5
-    assert weights.of("minor", "punct") == 0.1
-    assert weights.of("major", "punct") == 5
-    assert Weights.from_question({"severities": [{"value": "e"}]}).of("e", None) == 1
+def test_a_severity_missing_from_the_weights_weighs_nothing():
+    assert Weights(severity={"minor": 1})("major", None) == 0
+    assert Weights(severity={"minor": 1}, category={"x": {"minor": 3}})("minor", "x") == 3
 
 
 def test_segment_penalties_sum_the_weights_of_an_answers_spans(answers):
@@ -157,3 +156,93 @@ def test_span_agreement_intervals_resample_items():
 def test_words_are_runs_of_non_space_characters():
     assert count_words("  Ich  möchte\tSie\n alle ") == 4
     assert count_words(None) is None
+
+
+# --- Real data: WMT 2020 TED en-de MQM (Freitag et al. 2021), imported as past human results --
+
+MQM_TSV = SHARED / "realdata" / "translation_da" / "wmt-mqm_ted_ende_first200.tsv"
+TAG, END_TAG = "<v>", "</v>"
+
+
+def _read_mqm_tsv() -> pd.DataFrame:
+    """One row per error (or one No-error row per segment and rater); QUOTE_NONE as SOURCE.md
+    says; `<v>...</v>` in `target` marks the error's span."""
+    frame = pd.read_csv(MQM_TSV, sep="\t", quoting=csv.QUOTE_NONE, dtype=str,
+                        keep_default_na=False)
+    frame["item"] = frame["system"] + "|" + frame["seg_id"]
+    frame["plain"] = frame["target"].str.replace(TAG, "").str.replace(END_TAG, "")
+    frame["start"] = frame["target"].str.find(TAG)
+    frame["end"] = frame["target"].str.find(END_TAG) - len(TAG)
+    return frame
+
+
+def _mqm_campaign(owner, frame: pd.DataFrame):
+    """A spans campaign with the file's categories and WMT's weights, its items (system,
+    segment) and one past rater per `rater`, imported through judgments_import."""
+    errors = frame[frame["severity"] != "No-error"]
+    categories = sorted(errors["category"].str.lower().unique())
+    schema = {"questions": [{
+        "id": "mqm", "kind": "spans", "text": "Mark every error", "field": "target",
+        "source_field": "source", "allow_overlap": True, "require_category": True,
+        "severities": [{"value": "minor", "label": "Minor", "weight": 1},
+                       {"value": "major", "label": "Major", "weight": 5}],
+        "categories": [{"value": c, "label": c,
+                        **({"weights": {"minor": 0.1}} if c == "fluency/punctuation" else {})}
+                       for c in categories]}]}
+    campaign = make_campaign(owner=owner, schema=schema, slug="wmt-mqm-ted")
+    items = frame.drop_duplicates("item")
+    lines = [json.dumps({"id": r.item, "system": r.system, "source": r.source,
+                         "target": r.plain}) for r in items.itertuples()]
+    items_import(campaign=campaign, content="\n".join(lines).encode(), filename="items.jsonl")
+    rows = []
+    for n, ((item, rater), group) in enumerate(frame.groupby(["item", "rater"], sort=True), 1):
+        marked = [{"start": int(r.start), "end": int(r.end), "text": r.plain[r.start:r.end],
+                   "severity": r.severity.lower(), "category": r.category.lower()}
+                  for r in group.itertuples() if r.severity != "No-error"]
+        rows.append(JudgmentRow(n, item, rater, repr({"mqm": marked})))
+    judgments_import(campaign=campaign, rows=rows, platform="account")
+    return campaign
+
+
+@pytest.mark.django_db
+def test_wmt_mqm_file_imported_as_a_spans_campaign_gives_its_per_system_mqm_scores(owner):
+    require(MQM_TSV.parent)
+    frame = _read_mqm_tsv()
+    campaign = _mqm_campaign(owner, frame)
+    ours = campaign_statistics(campaign=campaign, n_boot=0)["error_spans"]
+    assert [q["question"] for q in ours] == ["mqm"]
+    mqm = {r["system"]: r for r in ours[0]["mqm"]}
+
+    # Independently, straight from the TSV: WMT's weights per row, summed per segment and
+    # rater, averaged over raters per segment, then over segments per system.
+    minor_punct = (frame["severity"] == "Minor") & (frame["category"] == "Fluency/Punctuation")
+    frame["weight"] = np.select([frame["severity"] == "No-error", minor_punct,
+                                 frame["severity"] == "Minor", frame["severity"] == "Major"],
+                                [0.0, 0.1, 1.0, 5.0], np.nan)
+    segments = frame.groupby(["system", "seg_id", "rater"], as_index=False).agg(
+        weight=("weight", "sum"), source=("source", "first"))
+    per_segment = segments.groupby(["system", "seg_id"], as_index=False).agg(
+        weight=("weight", "mean"), source=("source", "first"))
+    expected = per_segment.groupby("system")["weight"].mean()
+    assert len(expected) == 14 and set(mqm) == set(expected.index)
+    for system, value in expected.items():
+        assert mqm[system]["mqm"] == pytest.approx(value), system
+    words = per_segment.assign(words=per_segment["source"].str.split().str.len())
+    sums = words.groupby("system")[["weight", "words"]].sum()
+    for system, row in sums.iterrows():
+        assert mqm[system]["mqm_per_100_words"] == pytest.approx(100 * row["weight"]
+                                                                 / row["words"])
+    # z: each rater's segment penalties standardised by that rater's mean and sd (n - 1).
+    by_rater = segments.groupby("rater")["weight"]
+    segments["z"] = ((segments["weight"] - by_rater.transform("mean"))
+                     / by_rater.transform("std"))
+    expected_z = segments.groupby(["system", "seg_id"])["z"].mean().groupby("system").mean()
+    for system, value in expected_z.items():
+        assert mqm[system]["mqm_z"] == pytest.approx(value), system
+    best = expected.idxmin()
+    assert mqm[best]["rank"] == 1
+    # Error counts by severity, per system, as rows of the file.
+    counted = frame[frame["severity"] != "No-error"].groupby(["system", "severity"]).size()
+    ours_counts = {(r["system"], r["severity"]): r["errors"]
+                   for r in ours[0]["errors_by_severity"]}
+    assert ours_counts == {(s, v.lower()): n for (s, v), n in counted.items()}
