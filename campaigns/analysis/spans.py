@@ -204,8 +204,12 @@ def span_agreement(answers: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0
 
 def span_tables(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
                 seed: int = 0) -> dict[str, pd.DataFrame]:
-    """Every table of one spans question: MQM scores, error counts, span agreement."""
+    """Every table of one spans question: MQM scores, error counts, span agreement (no
+    counts by category when no span names one)."""
+    by_category = error_counts(answers, weight, by="category")
+    if by_category["category"].eq(NO_CATEGORY).all():
+        by_category = by_category.iloc[:0]
     return {"mqm": mqm_scores(answers, weight, n_boot=n_boot, seed=seed),
             "errors_by_severity": error_counts(answers, weight, by="severity"),
-            "errors_by_category": error_counts(answers, weight, by="category"),
+            "errors_by_category": by_category,
             "agreement": span_agreement(answers, n_boot=n_boot, seed=seed)}
