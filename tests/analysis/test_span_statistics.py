@@ -98,3 +98,14 @@ def test_the_analysis_csv_flattens_each_span_table_with_its_question(esa):
             "error_spans_agreement", "error_spans_scores"} <= tables
     alpha = next(r for r in rows if r["table"] == "error_spans_mqm" and r["system"] == "alpha")
     assert alpha["question"] == "errors" and float(alpha["mqm"]) == pytest.approx(1.5)
+
+
+def test_the_evaluation_report_has_an_error_span_section_escaped(esa):
+    job = ExportJob.objects.create(campaign=esa, format="analysis-md", options={})
+    stream = io.StringIO()
+    write_analysis(job=job, stream=stream)
+    text = stream.getvalue()
+    assert "## Error spans: errors (MQM penalties, lower is better)" in text
+    assert "| 1 | alpha | 2 | 2 | 1.500 " in text
+    assert "all spans 0.833" in text  # 2 x (3 + 4 + 3) / (10 + 8 + 6)
+    assert BETA not in text and r"\<b\>beta\</b\>" in text
