@@ -40,7 +40,7 @@ class Weights:
         return float(override.get(severity, self.severity.get(severity, 0.0)))
 
 
-# The weights of Freitag et al. (2021), Table 2, with WMT's later "critical" (25).
+# The weighting of Freitag et al. (2021), plus "critical" at 25 as the MQM template has it.
 WMT = Weights(severity={"neutral": 0, "minor": 1, "major": 5, "critical": 25},
               category={"fluency/punctuation": {"minor": 0.1},
                         "non-translation": {"minor": 25, "major": 25, "critical": 25}})
