@@ -109,3 +109,13 @@ def test_the_evaluation_report_has_an_error_span_section_escaped(esa):
     assert "| 1 | alpha | 2 | 2 | 1.500 " in text
     assert "all spans 0.833" in text  # 2 x (3 + 4 + 3) / (10 + 8 + 6)
     assert BETA not in text and r"\<b\>beta\</b\>" in text
+
+
+def test_a_spans_campaign_without_answers_gets_empty_tables_and_a_page(owner, admin_client):
+    campaign = make_campaign(owner=owner, schema=ESA_SCHEMA, slug="esa-empty")
+    [entry] = campaign_statistics(campaign=campaign, n_boot=10)["error_spans"]
+    assert (entry["answers"], entry["mqm"], entry["errors_by_severity"], entry["agreement"],
+            entry["scores"]) == (0, [], [], [], [])
+    page = admin_client.get(reverse("admin:campaigns_campaign_statistics",
+                                    args=[campaign.pk]))
+    assert page.status_code == 200 and "No answers yet." in page.content.decode()
