@@ -21,6 +21,7 @@ ALPHA = 0.05
 COLUMNS = ["item", "system", "worker", "spans", "source_words"]
 ERROR_COLUMNS = ["item", "system", "worker", "start", "end", "severity", "category", "weight"]
 NO_CATEGORY = ""  # the category column's value for spans without one
+DRAWS_PER_CHUNK = 2_000_000  # resampled indices held at once by a bootstrap (16 MB)
 
 
 Weight = Callable[[str, str | None], float]  # (severity, category) -> MQM weight
@@ -63,12 +64,17 @@ def answers_frame(rows: Iterable[tuple]) -> pd.DataFrame:
 
 def errors_frame(answers: pd.DataFrame, weight: Weight) -> pd.DataFrame:
     """One row per marked span with its MQM weight; `answer` is the answer's row label."""
-    rows = [(label, item, system, worker, s["start"], s["end"], s["severity"],
-             s.get("category") or NO_CATEGORY, weight(s["severity"], s.get("category")))
-            for label, item, system, worker, spans in zip(
-                answers.index, answers["item"], answers["system"], answers["worker"],
-                answers["spans"], strict=True)
-            for s in spans]
+    weights: dict[tuple, float] = {}  # the weight of each (severity, category), asked once
+    rows = []
+    for label, item, system, worker, spans in zip(
+            answers.index.tolist(), answers["item"].tolist(), answers["system"].tolist(),
+            answers["worker"].tolist(), answers["spans"].tolist(), strict=True):
+        for s in spans:
+            key = (s["severity"], s.get("category"))
+            if key not in weights:
+                weights[key] = weight(*key)
+            rows.append((label, item, system, worker, s["start"], s["end"], s["severity"],
+                         key[1] or NO_CATEGORY, weights[key]))
     return pd.DataFrame(rows, columns=["answer", *ERROR_COLUMNS])
 
 
@@ -133,23 +139,33 @@ def _item_intervals(penalty: np.ndarray, words: np.ndarray, *, n_boot: int, seed
                     alpha: float) -> dict:
     """The per-100-words figure and the item-bootstrap intervals of it and of the mean."""
     known = ~np.isnan(words)
-    per_100 = (100 * penalty[known].sum() / words[known].sum()
-               if known.any() and words[known].sum() > 0 else None)
+    counted = np.where(known, words, 0.0)
+    per_100 = (100 * penalty[known].sum() / counted.sum() if counted.sum() > 0 else None)
     out = {"mqm_per_100_words": per_100, "ci_low": None, "ci_high": None,
            "per_100_ci_low": None, "per_100_ci_high": None}
     k = len(penalty)
     if k < 2 or n_boot <= 0:
         return out
-    draws = np.random.default_rng(seed).integers(0, k, (n_boot, k))
+    sums = resampled_sums(np.column_stack([penalty, np.where(known, penalty, 0.0), counted]),
+                          n_boot=n_boot, seed=seed)
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
-    out["ci_low"], out["ci_high"] = np.percentile(penalty[draws].mean(axis=1), q)
+    out["ci_low"], out["ci_high"] = np.percentile(sums[:, 0] / k, q)
     if per_100 is not None:
-        counted = np.where(known, words, 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratios = 100 * np.where(known, penalty, 0.0)[draws].sum(axis=1) / counted[draws].sum(
-                axis=1)
+            ratios = 100 * sums[:, 1] / sums[:, 2]
         out["per_100_ci_low"], out["per_100_ci_high"] = np.nanpercentile(ratios, q)
     return out
+
+
+def resampled_sums(rows: np.ndarray, *, n_boot: int, seed: int) -> np.ndarray:
+    """Column sums of `rows` (k x c) in each of n_boot resamples of its k rows with
+    replacement (n_boot x c), drawn in chunks so memory stays bounded for many items."""
+    k = len(rows)
+    rng = np.random.default_rng(seed)
+    step = max(1, DRAWS_PER_CHUNK // k)
+    chunks = [rows[rng.integers(0, k, (min(step, n_boot - start), k))].sum(axis=1)
+              for start in range(0, n_boot, step)]
+    return np.concatenate(chunks)
 
 
 def _marked(spans: list[dict]) -> dict[str | None, set[int]]:
@@ -170,36 +186,43 @@ def span_agreement(answers: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0
     that severity). Pairs where neither marked anything add nothing to F1 and are counted in
     `pairs_both_empty`. 95% intervals resample items with all their pairs."""
     columns = ["severity", "items", "pairs", "pairs_both_empty", "f1", "ci_low", "ci_high"]
-    per_item: dict[str | None, list[tuple[float, float, int, int]]] = {}
-    for _, group in answers.groupby("item", sort=True):
-        if len(group) < 2:
+    by_item: dict = {}
+    for item, spans in zip(answers["item"].tolist(), answers["spans"].tolist(), strict=True):
+        by_item.setdefault(item, []).append(_marked(spans))
+    per_key: dict[str | None, list[tuple[int, int, int, int]]] = {}
+    for marks in by_item.values():
+        if len(marks) < 2:
             continue
-        marks = [_marked(spans) for spans in group["spans"]]
-        keys = set().union(*marks)
-        for key in sorted(keys, key=lambda k: (k is not None, k or "")):
-            both = total = empty = pairs = 0
-            for a, b in combinations(marks, 2):
-                left, right = a.get(key, set()), b.get(key, set())
-                both += len(left & right)
-                total += len(left) + len(right)
-                empty += not left and not right
-                pairs += 1
-            per_item.setdefault(key, []).append((both, total, pairs, empty))
+        for key in set().union(*marks):
+            per_key.setdefault(key, []).append(_pairs(marks, key))
     rows = []
-    for key, item_rows in per_item.items():
-        both, total, pairs, empty = (np.array(c, dtype=float) for c in zip(*item_rows,
-                                                                             strict=True))
+    for key in sorted(per_key, key=lambda k: (k is not None, k or "")):
+        counts = np.array(per_key[key], dtype=float)  # items x (shared, marked, pairs, empty)
         low = high = None
-        if len(both) >= 2 and n_boot > 0:
-            draws = np.random.default_rng(seed).integers(0, len(both), (n_boot, len(both)))
+        if len(counts) >= 2 and n_boot > 0:
+            sums = resampled_sums(counts[:, :2], n_boot=n_boot, seed=seed)
             with np.errstate(invalid="ignore", divide="ignore"):
-                f1s = 2 * both[draws].sum(axis=1) / total[draws].sum(axis=1)
-            low, high = np.nanpercentile(f1s, [100 * alpha / 2, 100 * (1 - alpha / 2)])
-        rows.append({"severity": key, "items": len(both), "pairs": int(pairs.sum()),
-                     "pairs_both_empty": int(empty.sum()),
-                     "f1": 2 * both.sum() / total.sum() if total.sum() else None,
+                low, high = np.nanpercentile(2 * sums[:, 0] / sums[:, 1],
+                                             [100 * alpha / 2, 100 * (1 - alpha / 2)])
+        shared, marked, pairs, empty = counts.sum(axis=0)
+        rows.append({"severity": key, "items": len(counts), "pairs": int(pairs),
+                     "pairs_both_empty": int(empty),
+                     "f1": 2 * shared / marked if marked else None,
                      "ci_low": low, "ci_high": high})
     return pd.DataFrame(rows, columns=columns)
+
+
+def _pairs(marks: list[dict], key: str | None) -> tuple[int, int, int, int]:
+    """Over the pairs of one item's answers: characters both marked, characters each marked
+    (summed), pairs, and pairs where neither marked any (positions under `key`)."""
+    shared = marked = empty = pairs = 0
+    for a, b in combinations(marks, 2):
+        left, right = a.get(key, set()), b.get(key, set())
+        shared += len(left & right)
+        marked += len(left) + len(right)
+        empty += not left and not right
+        pairs += 1
+    return shared, marked, pairs, empty
 
 
 def span_tables(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
