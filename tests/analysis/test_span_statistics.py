@@ -86,6 +86,9 @@ def test_the_statistics_page_shows_the_span_section_escaped(esa, admin_client):
                  "character-level F1", "score: the score given after marking the spans"):
         assert text in page
     assert BETA not in page and "&lt;b&gt;beta&lt;/b&gt;" in page
+    # Counts pivoted: a row per system, a column per severity, "errors (per answer)".
+    assert "<td>alpha</td><td>4</td><td>1 (0.25)</td><td>1 (0.25)</td>" in page
+    assert "by category" not in page  # the schema asks for no category
 
 
 def test_the_analysis_csv_flattens_each_span_table_with_its_question(esa):
