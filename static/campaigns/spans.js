@@ -149,6 +149,7 @@
           return severityRank(spans[i].severity);
         }));
         classes.push("spans-mark", "spans-sev-" + rank);
+        if (covering.length > 1) { classes.push("spans-overlap"); }
         el.dataset.span = String(covering[0]);
         el.title = covering.map(function (i) { return describe(spans[i]); }).join("; ");
       }
@@ -362,7 +363,9 @@
       var el = event.target.closest("[data-start]");
       if (!el || !box.contains(el)) { return; }
       var at = parseInt(el.dataset.start, 10);
-      if (el.dataset.span !== undefined && !pending) {
+      // A click on a mark edits it; where spans may overlap, it selects inside it instead
+      // (the list's Edit buttons edit).
+      if (el.dataset.span !== undefined && !pending && !overlapAllowed) {
         edit(parseInt(el.dataset.span, 10), false);
         return;
       }

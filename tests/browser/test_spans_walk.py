@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.services.completion import completion_code_for
@@ -121,6 +122,8 @@ def test_a_worker_walks_an_esa_campaign_to_the_completion_code(browser, live_ser
     pick(page, size, editor(page).get_by_text("Major"))
     pick(page, size, editor(page).get_by_role("button", name="Mark span"))
     assert editor(page).is_hidden()
+    expect(page.locator(".q-spans [role=status]")).to_have_text(
+        "Marked “bellt laut” as Major. 1 span marked.")  # what a screen reader hears
     for w in ("Katze", "und"):
         pick(page, size, word(page, FIRST, w))
         pick(page, size, editor(page).get_by_text("Minor"))
@@ -179,6 +182,12 @@ def test_a_worker_walks_an_mqm_campaign_to_the_completion_code(browser, live_ser
     assert editor(page).locator(".spans-problem").inner_text() == "Choose a category."
     editor(page).locator("select").select_option("accuracy/mistranslation")
     pick(page, size, editor(page).get_by_role("button", name="Mark span"))
+    # Spans may overlap in this schema (as in WMT's data): "laut" inside "bellt laut".
+    pick(page, size, word(page, FIRST, "laut"))
+    assert editor(page).locator(".spans-quote").inner_text() == "laut"
+    pick(page, size, editor(page).get_by_text("Minor"))
+    editor(page).locator("select").select_option("fluency/grammar")
+    pick(page, size, editor(page).get_by_role("button", name="Mark span"))
     # A selection left open is not lost by saving: the page asks to mark or cancel it.
     pick(page, size, word(page, FIRST, "Katze"))
     page.locator("button[data-submit]").click()
@@ -191,7 +200,8 @@ def test_a_worker_walks_an_mqm_campaign_to_the_completion_code(browser, live_ser
     pick(page, size, editor(page).get_by_role("button", name="Mark span"))
     page.screenshot(path=f"{SHOTS}/spans-mqm-{size}.png", full_page=True)
     labels = page.locator(".spans-list li .spans-labels").all_inner_texts()
-    assert labels == ["Critical · Accuracy / Mistranslation", "Minor · Fluency / Punctuation"]
+    assert labels == ["Critical · Accuracy / Mistranslation", "Minor · Fluency / Grammar",
+                      "Minor · Fluency / Punctuation"]
     save(page)
 
     # Second item, keyboard: 3 (critical) asks for the category; arrow down picks the first,
@@ -212,6 +222,7 @@ def test_a_worker_walks_an_mqm_campaign_to_the_completion_code(browser, live_ser
     assert first == [
         stored(FIRST, at(FIRST, "bellt"), at(FIRST, "laut") + 4, "critical",
                "accuracy/mistranslation"),
+        stored(FIRST, at(FIRST, "laut"), at(FIRST, "laut") + 4, "minor", "fluency/grammar"),
         stored(FIRST, katze, katze + 5, "minor", "fluency/punctuation")]
     assert second == [stored(SECOND, 12, 16, "critical", "accuracy/mistranslation")]
     context.close()

@@ -120,8 +120,10 @@ def test_a_span_may_be_given_by_its_text_alone_when_it_occurs_once():
                                "severity": "minor"}], DATA) == [span("Hund", occurrence=1)]
     with pytest.raises(AnswerInvalid) as exc:
         q.validate_answer([{"text": "Hund", "severity": "minor"}], DATA)
-    assert exc.value.errors == {"errors.1": "Span 1: “Hund” occurs 2 times in the text; give "
-                                            "its start."}
+    assert exc.value.errors == {"errors.1": "Span 1: “Hund” occurs more than once in the "
+                                            "text; give its start."}
+    with pytest.raises(AnswerInvalid, match="occurs more than once"):  # overlapping occurrences
+        q.validate_answer([{"text": "aa", "severity": "minor"}], {"target": "aaa"})
 
 
 @pytest.mark.parametrize(("entry", "message"), [
@@ -379,6 +381,51 @@ def test_a_judges_response_naming_spans_by_their_text_is_stored_with_offsets():
     assert output_answers(schema, item, response)["answers"]["mqm"] == [
         span("Hund", "minor", "accuracy/mistranslation", occurrence=1),
         span("bellt", "major", "fluency/grammar")]
-    with pytest.raises(OutputInvalid, match="“Hund” occurs 2 times in the text; give its start"):
+    with pytest.raises(OutputInvalid, match="“Hund” occurs more than once in the text"):
         output_answers(schema, item, '{"mqm": [{"text": "Hund", "severity": "minor", '
                                      '"category": "fluency/grammar"}]}')
+
+
+def test_every_error_of_the_wmt_mqm_sample_is_a_valid_span_of_its_segment():
+    """Google's WMT MQM annotations (TED en-de, one row per error, the span tagged <v>...</v>
+    in the target) validate as spans at the offsets of the untagged target."""
+    import csv
+    import re
+
+    from tests.shared_data import SHARED, require
+
+    folder = SHARED / "realdata" / "translation_da"
+    require(folder)
+    with open(folder / "wmt-mqm_ted_ende_first200.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    categories = sorted({r["category"] for r in rows} - {"No-error"})
+    schema = parse_schema({"questions": [{
+        "id": "mqm", "kind": "spans", "text": "Errors", "field": "target",
+        "require_category": True, "allow_overlap": True,  # WMT raters' errors overlap
+        "severities": [{"value": "Minor", "label": "Minor"},
+                       {"value": "Major", "label": "Major", "weight": 5}],
+        "categories": [{"value": c, "label": c} for c in categories]}]})
+    segments: dict[tuple, dict] = {}
+    for r in rows:
+        target = r["target"].replace("<v>", "").replace("</v>", "")
+        segment = segments.setdefault((r["system"], r["seg_id"], r["rater"]),
+                                      {"target": target, "spans": []})
+        assert segment["target"] == target
+        tagged = re.search(r"<v>(.*?)</v>", r["target"])
+        if tagged:
+            start = tagged.start()
+            segment["spans"].append({"start": start, "end": start + len(tagged[1]),
+                                     "text": tagged[1], "severity": r["severity"],
+                                     "category": r["category"]})
+    counted = 0
+    for segment in segments.values():
+        cleaned = validate_answers(schema, {"mqm": segment["spans"]},
+                                   {"target": segment["target"]})["mqm"]
+        assert sorted(map(str, cleaned)) == sorted(map(str, segment["spans"]))
+        counted += len(cleaned)
+    assert counted == sum(1 for r in rows if "<v>" in r["target"]) == 106
+    with pytest.raises(AnswerInvalid, match="Spans may not overlap"):
+        no_overlap = parse_schema({"questions": [{**schema.questions[0].model_dump(),
+                                                  "allow_overlap": False}]})
+        for segment in segments.values():
+            validate_answers(no_overlap, {"mqm": segment["spans"]}, segment)
