@@ -84,6 +84,25 @@ def _confusion(statistics: dict) -> list[dict]:
             for m in statistics["confusion"]]
 
 
+def _error_spans(statistics: dict) -> list[dict]:
+    """Each spans question's entry with its error counts pivoted for the page: one row per
+    system, one column per severity (and per category), cells (errors, per answer)."""
+    out = []
+    for entry in statistics.get("error_spans", []):
+        answers = sorted((r["system"], r["answers"]) for r in entry["mqm"])
+        tables = {}
+        for by in ("severity", "category"):
+            rows = entry[f"errors_by_{by}"]
+            columns = sorted({r[by] for r in rows})
+            cells = {(r["system"], r[by]): r for r in rows}
+            tables[by] = {"columns": columns, "rows": [
+                {"system": system, "answers": n,
+                 "cells": [cells.get((system, c)) for c in columns]}
+                for system, n in answers] if rows else []}
+        out.append({**entry, "counts": tables})
+    return out
+
+
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: every table and chart; ?exclude_flagged=1 leaves flagged workers out and shows what
     that changes; ?item=<external id> picks the item of the judge-vs-human side-by-side table."""
@@ -101,6 +120,7 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
         alignment_judges=_alignment(statistics["judges"]),
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
+        error_spans=_error_spans(statistics),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),

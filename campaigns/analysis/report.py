@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "quality", "judges",
-            "planning")
+SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "error_spans",
+            "quality", "judges", "planning")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -35,6 +35,7 @@ def build_report(statistics: dict, design: dict, planning: list[dict]) -> dict:
         "comparisons": {"n": len(statistics["comparisons"]), "significant": significant,
                         "correction": statistics.get("options", {}).get("correction"),
                         "alpha": statistics.get("options", {}).get("alpha")},
+        "error_spans": statistics.get("error_spans", []),
         "quality": {"workers": statistics["counts"]["workers"],
                     "flagged": [{"worker": r["worker"], "reasons": r["reasons"]}
                                 for r in statistics["quality"] if r["flagged"]],
@@ -114,6 +115,7 @@ def report_markdown(report: dict) -> str:
          _md(r["test"]), f"{r['p']:.4f} ({r['p_adjusted']:.4f})",
          f"{_md(r['effect_measure'])} {_num(r['effect'])} {_interval(r, 'effect_')}"]
         for r in c["significant"]]) if c["significant"] else [""]
+    out += _error_spans_markdown(report.get("error_spans", []))
     q = report["quality"]
     out += ["## Quality control and exclusions", "",
             f"{len(q['flagged'])} of {q['workers']} workers flagged; flagged workers "
@@ -143,3 +145,28 @@ def report_markdown(report: dict) -> str:
          _num(p["ratings_per_item"], 1), _md(p["ratings_per_item_needed"] or "no number")]
         for p in report["planning"]]) if report["planning"] else ["No numeric question.", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _error_spans_markdown(entries: list[dict]) -> list[str]:
+    """Per spans question: MQM per system (lower is better) and the span agreement."""
+    out = []
+    for e in entries:
+        out += [f"## Error spans: {_md(e['question'])} (MQM penalties, lower is better)", "",
+                f"{e['answers']} answer(s); the spans' weights summed per answer, averaged over "
+                "an item's workers, then over the system's items; 95% intervals resample "
+                "items.", ""]
+        out += _table(["Rank", "System", "Items", "Errors", "MQM [95% CI]",
+                       "Per 100 source words [95% CI]", "Mean z"], [
+            [str(r["rank"]), _md(r["system"]), str(r["items"]), str(r["errors"]),
+             f"{_num(r['mqm'])} {_interval(r)}",
+             f"{_num(r['mqm_per_100_words'])} {_interval(r, 'per_100_')}", _num(r["mqm_z"])]
+            for r in e["mqm"]]) if e["mqm"] else ["No answers yet.", ""]
+        agreement = [f"{_md(r['severity'] or 'all spans')} {_num(r['f1'])} {_interval(r)} "
+                     f"({r['pairs']} pairs)" for r in e["agreement"]]
+        out += [f"Span agreement (character-level F1 between workers on the same item): "
+                f"{'; '.join(agreement) if agreement else 'no item has two answers'}.", ""]
+        if e.get("score_question"):
+            out += _table([f"{_md(e['score_question'])}: system", "n", "Mean", "95% CI"], [
+                [_md(r["system"]), str(r["n"]), _num(r["mean"]), _interval(r)]
+                for r in e["scores"]])
+    return out

@@ -5,7 +5,8 @@ evaluation report (selectors.analysis.evaluation_report) built from those same f
 analysis-md: that report as Markdown.
 analysis-csv: one CSV whose first column `table` names the table each row belongs to
 (agreement, system_scores, ranking, pairwise, quality, judges, confusion, progress, changes_*,
-...); the other columns are the union of all tables' columns, empty where a table has none.
+error_spans_mqm, ...); the other columns are the union of all tables' columns, empty where a
+table has none.
 In pandas: `df[df.table == "agreement"].dropna(axis=1, how="all")`. Confusion matrices are
 flattened to one row per cell (judge, question, part, human, judge_value, count).
 """
@@ -20,6 +21,8 @@ from ..selectors.analysis import campaign_statistics, evaluation_report
 from .cells import csv_cell
 
 SCALARS = ("campaign", "exclude_flagged", "figures_from")
+# Statistics holding one entry per question, each with its own tables.
+PER_QUESTION = ("error_spans",)
 
 
 def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
@@ -52,7 +55,8 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
         if name in SCALARS or name in ("counts", "confusion", "changes", "judged_items",
                                        "flagged_workers", "options"):
             continue
-        tables[name] = value
+        tables.update(per_question_tables(name, value) if name in PER_QUESTION
+                      else {name: value})
     tables["confusion"] = [
         {"judge": m["judge"], "question": m["question"], "part": m["part"], "human": h,
          "judge_value": j, "count": m["matrix"][a][b]}
@@ -60,6 +64,22 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
         for a, h in enumerate(m["labels"]) for b, j in enumerate(m["labels"])]
     for name, rows in (statistics.get("changes") or {}).items():
         tables[f"changes_{name}"] = rows
+    return tables
+
+
+def per_question_tables(name: str, entries: list[dict]) -> dict[str, list[dict]]:
+    """Entries of a per-question statistic as flat tables: `<name>` with each entry's
+    scalars, and `<name>_<table>` with the rows of each of its tables, the question first."""
+    tables: dict[str, list[dict]] = {name: []}
+    for entry in entries:
+        scalars = {}
+        for key, value in entry.items():
+            if isinstance(value, list) and all(isinstance(row, dict) for row in value):
+                tables.setdefault(f"{name}_{key}", []).extend(
+                    {"question": entry["question"], **row} for row in value)
+            else:
+                scalars[key] = value
+        tables[name].append(scalars)
     return tables
 
 

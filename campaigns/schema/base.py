@@ -209,6 +209,12 @@ class BaseQuestion(Strict):
         best-worst scores; None when it is not such a choice."""
         return None
 
+    def error_spans(self, answer: Any) -> list[dict] | None:
+        """A stored answer as error spans ({start, end, severity, category}) for the span
+        statistics; None when the kind marks no spans. A kind that gives spans also gives
+        weight(severity, category) and source_field (the field whose words normalise MQM)."""
+        return None
+
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of
         the answers); raise NotImplementedError when this kind has no option values."""

@@ -29,6 +29,7 @@ from ..analysis import (
     reliability,
     report,
     scores,
+    spans,
 )
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, JudgeOutput, Worker
@@ -761,6 +762,9 @@ def campaign_statistics(
         "best_worst": best_worst_statistics(
             campaign=campaign, schema=schema, annotations=set(used["annotation"]),
             n_boot=n_boot),
+        "error_spans": span_statistics(
+            campaign=campaign, schema=schema, annotations=set(used["annotation"]),
+            n_boot=n_boot, system_scores=tables["system_scores"]),
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
@@ -921,3 +925,50 @@ def best_worst_statistics(*, campaign: Campaign, schema: TaskSchema,
         out.append({"question": q.id, "answers": answers,
                     "scores": records(bestworst.best_minus_worst(frame, n_boot=n_boot))})
     return out
+
+
+def span_answers(*, campaign: Campaign, question: BaseQuestion,
+                 annotations: set | None = None) -> pd.DataFrame:
+    """The question's answers by people on regular items as an answers frame of
+    campaigns/analysis/spans.py: item, system, worker, spans and the source's words."""
+    source = question.source_field
+    items = dict(Item.objects.filter(campaign=campaign).order_by().values_list("id", "system"))
+    texts = (item_field_values(campaign=campaign, field=source).to_dict() if source else {})
+    return spans.answers_frame(
+        (item, items[item], worker, question.error_spans(answer), texts.get(item))
+        for item, worker, answer in _human_answers(campaign, question.id, annotations))
+
+
+def span_statistics(*, campaign: Campaign, schema: TaskSchema, annotations: set | None = None,
+                    n_boot: int = agreement.N_BOOT,
+                    system_scores: pd.DataFrame | None = None) -> list[dict]:
+    """Per question whose answers mark error spans: MQM scores per system (raw, per 100
+    source words, per-rater z) with item-bootstrap intervals, error counts by severity and by
+    category, character-level span F1 between workers and, when the next question on the
+    page is a number (ESA's 0-100 score), its per-system summary from `system_scores`."""
+    out = []
+    questions = list(schema.questions)
+    for n, q in enumerate(questions):
+        if type(q).error_spans is BaseQuestion.error_spans:
+            continue
+        frame = span_answers(campaign=campaign, question=q, annotations=annotations)
+        tables = spans.span_tables(frame, q.weight, n_boot=n_boot)
+        score = _score_after(questions[n + 1:])
+        esa = (system_scores[system_scores["question"].eq(score.id)]
+               if score is not None and system_scores is not None else None)
+        out.append({"question": q.id, "answers": len(frame),
+                    "source_field": q.source_field,
+                    "mqm": records(tables["mqm"]),
+                    "errors_by_severity": records(tables["errors_by_severity"]),
+                    "errors_by_category": records(tables["errors_by_category"]),
+                    "agreement": records(tables["agreement"]),
+                    "score_question": score.id if score is not None else None,
+                    "scores": records(esa) if esa is not None else []})
+    return out
+
+
+def _score_after(rest: list) -> BaseQuestion | None:
+    """The question right after a spans question when it is one number (ESA's score)."""
+    if not rest or rest[0].parts() != [""] or rest[0].part_measurement("") not in NUMERIC:
+        return None
+    return rest[0]

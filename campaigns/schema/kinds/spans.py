@@ -210,6 +210,9 @@ class SpansQuestion(BaseQuestion):
                         f"({after['start']}-{after['end']}).")
         return ""
 
+    def error_spans(self, answer: Any) -> list[dict] | None:
+        return [s for s in answer if isinstance(s, dict)] if isinstance(answer, list) else None
+
     def example_answer(self, item_data: dict | None, rng: random.Random) -> list[dict]:
         text = self.marked_text(item_data)
         words, pos = [], 0
