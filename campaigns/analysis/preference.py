@@ -20,6 +20,9 @@ ALPHA = 0.05
 COLUMNS = ["item", "worker", "first", "second", "score"]
 MAX_ITERATIONS = 10_000
 TOLERANCE = 1e-10
+# A resample's fit starts from the full data's and stops at this change in log-strength:
+# far finer than the intervals' three shown decimals.
+BOOT_TOLERANCE = 1e-8
 
 
 def win_tie_loss(frame: pd.DataFrame) -> pd.DataFrame:
@@ -94,7 +97,7 @@ def fit_strengths(wins: np.ndarray) -> np.ndarray | None:
     return np.log(_mm(wins[None], np.ones((1, len(wins))))[0])
 
 
-def _mm(wins: np.ndarray, p: np.ndarray) -> np.ndarray:
+def _mm(wins: np.ndarray, p: np.ndarray, tolerance: float = TOLERANCE) -> np.ndarray:
     """Hunter's (2004) MM iteration on a stack of win matrices (b, k, k) at once, from the
     strengths p (b, k); every matrix must have a finite fit. Strengths come back with a
     geometric mean of 1."""
@@ -106,7 +109,7 @@ def _mm(wins: np.ndarray, p: np.ndarray) -> np.ndarray:
         q = p[active]
         new = won[active] / (games[active] / (q[:, :, None] + q[:, None, :])).sum(axis=2)
         new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
-        moving = np.max(np.abs(np.log(new) - np.log(q)), axis=1) >= TOLERANCE
+        moving = np.max(np.abs(np.log(new) - np.log(q)), axis=1) >= tolerance
         p[active] = new
         active = active[moving]
         if not len(active):
@@ -134,8 +137,8 @@ def _start_nu(wins: np.ndarray, ties: np.ndarray) -> np.ndarray:
     return np.atleast_1d(tied / np.maximum(decided, 1e-300))
 
 
-def _davidson(wins: np.ndarray, ties: np.ndarray, p: np.ndarray,
-              nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _davidson(wins: np.ndarray, ties: np.ndarray, p: np.ndarray, nu: np.ndarray,
+              tolerance: float = TOLERANCE) -> tuple[np.ndarray, np.ndarray]:
     """Davidson's (1970) fixed-point iteration on stacks (b, k, k): the likelihood equations
     p_i = (w_i + t_i / 2) / sum_j n_ij (1 + nu / 2 sqrt(p_j / p_i)) / D_ij and
     nu = T / sum_{i<j} n_ij sqrt(p_i p_j) / D_ij solved for p and nu in turn."""
@@ -153,7 +156,7 @@ def _davidson(wins: np.ndarray, ties: np.ndarray, p: np.ndarray,
         new /= np.exp(np.log(new).mean(axis=1, keepdims=True))
         new_nu = tied[active] / ((n * root / d).sum(axis=(1, 2)) / 2)
         moving = np.maximum(np.max(np.abs(np.log(new) - np.log(q)), axis=1),
-                            np.abs(new_nu - nu[active])) >= TOLERANCE
+                            np.abs(new_nu - nu[active])) >= tolerance
         p[active], nu[active] = new, new_nu
         active = active[moving]
         if not len(active):
@@ -186,14 +189,14 @@ def _fit_stack(wins: np.ndarray, ties: np.ndarray, ties_model: str,
         theta = np.full(wins.shape[:2], np.nan)
         if ok.any():
             p, _ = _davidson(wins[ok], ties[ok], np.tile(start, (ok.sum(), 1)),
-                             np.full(ok.sum(), start_nu))
+                             np.full(ok.sum(), start_nu), BOOT_TOLERANCE)
             theta[ok] = np.log(p)
         return theta, ok
     split = wins + ties / 2
     ok = np.array([has_finite_fit(w) for w in split])
     theta = np.full(wins.shape[:2], np.nan)
     if ok.any():
-        theta[ok] = np.log(_mm(split[ok], np.tile(start, (ok.sum(), 1))))
+        theta[ok] = np.log(_mm(split[ok], np.tile(start, (ok.sum(), 1)), BOOT_TOLERANCE))
     return theta, ok
 
 
@@ -235,10 +238,7 @@ def bradley_terry(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0,
     empty.attrs["tie_parameter"] = None
     if frame.empty:
         return empty
-    systems, codes = np.unique(np.concatenate([frame["first"].to_numpy(dtype=str),
-                                               frame["second"].to_numpy(dtype=str)]),
-                               return_inverse=True)
-    first, second = codes[:len(frame)], codes[len(frame):]
+    first, second, systems = _system_codes(frame)
     k = len(systems)
     cells = _outcome_cells(first, second, frame["score"].to_numpy(dtype=float), k)
     wins, tied = _split_tables(np.bincount(cells, minlength=2 * k * k)[None].astype(float), k)
@@ -257,7 +257,7 @@ def bradley_terry(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0,
     q = [100 * alpha / 2, 100 * (1 - alpha / 2)]
     if len(draws) >= 2:
         out["ci_low"], out["ci_high"] = np.percentile(draws, q, axis=0)
-        boot_ranks = np.array([_ranks(d) for d in draws])
+        boot_ranks = _ranks(draws)
         low, high = np.percentile(boot_ranks, q, axis=0)
         out["rank_low"], out["rank_high"] = np.floor(low).astype(int), np.ceil(high).astype(int)
     else:
@@ -273,7 +273,7 @@ def _bootstrap(item: np.ndarray, cells: np.ndarray, k: int, *, n_boot: int, seed
     """Log-strengths of the item-bootstrap resamples that have a finite fit (r, k)."""
     if n_boot <= 0:
         return np.empty((0, k))
-    _, at_item = np.unique(item, return_inverse=True)
+    at_item, _ = pd.factorize(item)
     rows, freq = _item_rows(at_item, cells, 2 * k * k)
     rng = np.random.default_rng(seed)
     chunk = max(1, BOOT_CHUNK_CELLS // len(freq))
@@ -287,8 +287,18 @@ def _bootstrap(item: np.ndarray, cells: np.ndarray, k: int, *, n_boot: int, seed
 
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
-    """1 for the strongest; equal strengths share the best of their ranks."""
-    return stats.rankdata(-np.round(theta, 9), method="min").astype(int)
+    """1 for the strongest; equal strengths share the best of their ranks (along the last
+    axis, so a stack of resamples at once)."""
+    return stats.rankdata(-np.round(theta, 9), method="min", axis=-1).astype(int)
+
+
+def _system_codes(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(first, second) as codes into the sorted system names, and those names."""
+    first, shown_first = pd.factorize(frame["first"])
+    second, shown_second = pd.factorize(frame["second"])
+    systems = np.union1d(np.asarray(shown_first), np.asarray(shown_second)).astype(object)
+    return (np.searchsorted(systems, shown_first)[first],
+            np.searchsorted(systems, shown_second)[second], systems)
 
 
 def position_bias(frame: pd.DataFrame, *, alpha: float = ALPHA) -> dict:
@@ -299,9 +309,11 @@ def position_bias(frame: pd.DataFrame, *, alpha: float = ALPHA) -> dict:
              "ci_low": None, "ci_high": None, "p_value": None, "pairs_both_ways": 0}
     if frame.empty:
         return empty
-    shown = set(zip(frame["first"], frame["second"], strict=True))
-    both = frame[[(b, a) in shown for a, b in zip(frame["first"], frame["second"],
-                                                   strict=True)]]
+    first, second, systems = _system_codes(frame)
+    k = len(systems)
+    shown = np.unique(first * k + second)
+    both_ways = np.isin(second * k + first, shown)
+    both = frame[both_ways]
     if both.empty:
         return empty
     first_wins = int((both["score"] == 1).sum())
@@ -309,7 +321,7 @@ def position_bias(frame: pd.DataFrame, *, alpha: float = ALPHA) -> dict:
     decided = first_wins + second_wins
     out = {**empty, "n": len(both), "first_wins": first_wins, "second_wins": second_wins,
            "ties": int((both["score"] == 0.5).sum()),
-           "pairs_both_ways": len({frozenset(p) for p in shown if (p[1], p[0]) in shown})}
+           "pairs_both_ways": int(np.isin(shown, (shown % k) * k + shown // k).sum() // 2)}
     if decided:
         test = stats.binomtest(first_wins, decided, 0.5)
         ci = test.proportion_ci(confidence_level=1 - alpha, method="wilson")
