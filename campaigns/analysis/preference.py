@@ -191,21 +191,80 @@ def _split_tables(cells: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _fit_stack(wins: np.ndarray, ties: np.ndarray, ties_model: str,
                start: np.ndarray, start_nu: float) -> tuple[np.ndarray, np.ndarray]:
-    """Fits a stack of tables at once; returns (log-strengths (b, k), which had a fit (b,))."""
-    if ties_model == DAVIDSON:
+    """Fits a stack of resampled tables at once from the full data's strengths `start` (and
+    tie parameter): Newton's method, a few steps from so close a start, with the fixed-point
+    iterations for any table it leaves unconverged. Returns (log-strengths (b, k), which
+    tables had a finite fit (b,))."""
+    davidson = ties_model == DAVIDSON
+    if davidson:
         ok = np.array([_davidson_finite(w, t) for w, t in zip(wins, ties, strict=True)])
-        theta = np.full(wins.shape[:2], np.nan)
-        if ok.any():
-            p, _ = _davidson(wins[ok], ties[ok], np.tile(start, (ok.sum(), 1)),
-                             np.full(ok.sum(), start_nu), BOOT_TOLERANCE)
-            theta[ok] = np.log(p)
-        return theta, ok
-    split = wins + ties / 2
-    ok = np.array([has_finite_fit(w) for w in split])
+    else:
+        wins, ties = wins + ties / 2, np.zeros_like(wins)
+        ok = np.array([has_finite_fit(w) for w in wins])
     theta = np.full(wins.shape[:2], np.nan)
-    if ok.any():
-        theta[ok] = np.log(_mm(split[ok], np.tile(start, (ok.sum(), 1)), BOOT_TOLERANCE))
+    if not ok.any():
+        return theta, ok
+    wins, ties, n = wins[ok], ties[ok], int(ok.sum())
+    fitted = np.tile(np.log(start), (n, 1))
+    log_nu = np.full(n, np.log(start_nu) if davidson and start_nu > 0 else -np.inf)
+    fitted, done = _newton(wins, ties, fitted, log_nu)
+    if not done.all():
+        left = ~done
+        if davidson:
+            p, _ = _davidson(wins[left], ties[left], np.tile(start, (left.sum(), 1)),
+                             np.full(left.sum(), start_nu), BOOT_TOLERANCE)
+        else:
+            p = _mm(wins[left], np.tile(start, (left.sum(), 1)), BOOT_TOLERANCE)
+        fitted[left] = np.log(p)
+    theta[ok] = fitted
     return theta, ok
+
+
+NEWTON_STEPS = 25
+
+
+def _newton(wins: np.ndarray, ties: np.ndarray, theta: np.ndarray,
+            log_nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method for the log-strengths theta (b, k) and log nu (b,) of Davidson's model
+    (Bradley-Terry's when log nu is -inf and there are no ties). The model is an exponential
+    family in (theta, log nu), so the information matrix is the per-pair covariance of the
+    outcome's statistics (i wins: e_i; j wins: e_j; a tie: (e_i + e_j) / 2 + e_nu), summed
+    over the games; the likelihood is concave. Returns the centred fits and which converged
+    to BOOT_TOLERANCE (the others are left for the fixed-point iterations)."""
+    b, k = theta.shape
+    games = wins + wins.transpose(0, 2, 1) + ties
+    score = wins.sum(axis=2) + ties.sum(axis=2) / 2
+    tied = ties.sum(axis=(1, 2)) / 2
+    fit_nu = np.isfinite(log_nu)
+    centre = np.zeros((k + 1, k + 1))
+    centre[:k, :k] = 1.0  # theta moves together without changing the likelihood
+    theta, log_nu = theta.copy(), log_nu.copy()
+    done = np.zeros(b, dtype=bool)
+    for _ in range(NEWTON_STEPS):
+        e = np.exp(theta)
+        tie = np.exp(np.where(fit_nu, log_nu, -np.inf)[:, None, None]
+                     + (theta[:, :, None] + theta[:, None, :]) / 2)
+        d = e[:, :, None] + e[:, None, :] + tie
+        a, c = e[:, :, None] / d, tie / d
+        m = a + c / 2  # expected share of pair (i, j)'s game for i
+        info = np.zeros((b, k + 1, k + 1))
+        info[:, :k, :k] = games * (c / 4 - m * m.transpose(0, 2, 1))
+        diagonal = (games * (a + c / 4 - m * m)).sum(axis=2)
+        info[:, np.arange(k), np.arange(k)] = diagonal
+        info[:, :k, k] = info[:, k, :k] = (games * (c / 2 - m * c)).sum(axis=2)
+        info[:, k, k] = np.where(fit_nu, (games * (c - c * c)).sum(axis=(1, 2)) / 2, 1.0)
+        gradient = np.concatenate([score - (games * m).sum(axis=2), np.where(
+            fit_nu, tied - (games * c).sum(axis=(1, 2)) / 2, 0.0)[:, None]], axis=1)
+        with np.errstate(all="ignore"):
+            step = np.linalg.solve(info + centre, gradient[:, :, None])[:, :, 0]
+        if not np.isfinite(step).all():
+            break
+        theta += step[:, :k]
+        log_nu = np.where(fit_nu, log_nu + step[:, k], log_nu)
+        done = np.max(np.abs(step), axis=1) < BOOT_TOLERANCE
+        if done.all():
+            break
+    return theta - theta.mean(axis=1, keepdims=True), done & np.isfinite(theta).all(axis=1)
 
 
 def _item_rows(at_item: np.ndarray, cells: np.ndarray, size: int):

@@ -278,3 +278,33 @@ def test_the_bootstrap_resamples_items_as_distinct_rows_like_one_by_one():
     low, high = np.percentile(np.array(plain), [2.5, 97.5], axis=0)
     assert table.loc[systems, "ci_low"].to_numpy() == pytest.approx(low, abs=0.06)
     assert table.loc[systems, "ci_high"].to_numpy() == pytest.approx(high, abs=0.06)
+
+
+@pytest.mark.parametrize("newton_steps", [25, 0])  # 0: every resample by the fixed point
+@pytest.mark.parametrize("ties", ["split", "davidson"])
+def test_resamples_fitted_as_one_stack_match_each_fitted_alone(monkeypatch, ties,
+                                                              newton_steps):
+    from campaigns.analysis import preference
+
+    monkeypatch.setattr(preference, "NEWTON_STEPS", newton_steps)
+    frame = rubric_preferences()
+    systems, wins, tied = _counts(frame)
+    rng = np.random.default_rng(8)
+    stack_wins, stack_ties = [], []
+    for _ in range(12):  # resample the 5 questions' judgments
+        questions = rng.choice(frame["item"].unique(), 5)
+        sample = pd.concat([frame[frame["item"] == q] for q in questions])
+        _, w, t = _counts(sample)
+        stack_wins.append(w)
+        stack_ties.append(t)
+    if ties == "davidson":
+        start, nu = fit_davidson(wins, tied)
+    else:
+        start, nu = fit_strengths(wins + tied / 2), 0.0
+    theta, ok = preference._fit_stack(np.array(stack_wins), np.array(stack_ties), ties,
+                                      np.exp(start), nu)
+    for n in np.flatnonzero(ok):
+        alone = fit_davidson(stack_wins[n], stack_ties[n]) if ties == "davidson" \
+            else (fit_strengths(stack_wins[n] + stack_ties[n] / 2),)
+        assert theta[n] == pytest.approx(alone[0], abs=1e-6)
+    assert ok.sum() >= 6
