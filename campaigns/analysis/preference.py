@@ -23,6 +23,13 @@ TOLERANCE = 1e-10
 # A resample's fit starts from the full data's and stops at this change in log-strength:
 # far finer than the intervals' three shown decimals.
 BOOT_TOLERANCE = 1e-8
+BOOT_CHUNK_CELLS = 4_000_000  # resample weights held at once (resamples x distinct item rows)
+# How a tie enters the Bradley-Terry fit: split into half a win for each side (the default,
+# consistent with the win rates), or as its own outcome under Davidson's (1970) model.
+SPLIT = "split"
+DAVIDSON = "davidson"
+TIE_MODELS = (SPLIT, DAVIDSON)
+DEFAULT_TIES = SPLIT
 
 
 def _tables(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -61,24 +68,6 @@ def win_rates(frame: pd.DataFrame) -> pd.DataFrame:
     out["n"] = out["wins"] + out["ties"] + out["losses"]
     out["win_rate"] = (out["wins"] + out["ties"] / 2) / out["n"]
     return out[columns]
-
-
-# How a tie enters the Bradley-Terry fit: split into half a win for each side (the default,
-# consistent with the win rates), or as its own outcome under Davidson's (1970) model.
-SPLIT = "split"
-DAVIDSON = "davidson"
-TIE_MODELS = (SPLIT, DAVIDSON)
-DEFAULT_TIES = SPLIT
-BOOT_CHUNK_CELLS = 4_000_000  # resample weights held at once (resamples x distinct item rows)
-
-
-def _wins_matrix(first: np.ndarray, second: np.ndarray, score: np.ndarray, k: int,
-                 weights: np.ndarray | None = None) -> np.ndarray:
-    """wins[i, j]: how often i beat j, a tie counting half to each side."""
-    w = np.ones(len(score)) if weights is None else weights
-    cells = np.bincount(first * k + second, w * score, k * k) \
-        + np.bincount(second * k + first, w * (1 - score), k * k)
-    return cells.reshape(k, k)
 
 
 def has_finite_fit(wins: np.ndarray) -> bool:
@@ -278,8 +267,7 @@ def _item_rows(at_item: np.ndarray, cells: np.ndarray, size: int):
     # keys with wrap-around (two of them; a collision is about 2**-128 per pair of items).
     keys = np.random.default_rng(0).integers(0, 2**63, (2, size), dtype=np.uint64)
     prints = np.stack([np.add.reduceat(keys[i][cell], starts) for i in (0, 1)], axis=1)
-    _, first_item, inverse, freq = np.unique(prints, axis=0, return_index=True,
-                                             return_inverse=True, return_counts=True)
+    _, first_item, freq = np.unique(prints, axis=0, return_index=True, return_counts=True)
     per_item = csr_matrix((np.ones(len(cell)), (np.repeat(np.arange(len(starts)),
                                                           np.diff(np.r_[starts, len(cell)])),
                                                 cell)), shape=(len(starts), size))
@@ -386,13 +374,21 @@ def position_bias(frame: pd.DataFrame, *, alpha: float = ALPHA) -> dict:
     decided = first_wins + second_wins
     out = {**empty, "n": len(both), "first_wins": first_wins, "second_wins": second_wins,
            "ties": int((both["score"] == 0.5).sum()),
-           "pairs_both_ways": int(np.isin(shown, (shown % k) * k + shown // k).sum() // 2)}
+           "pairs_both_ways": _pairs_both_ways(shown, k)}
     if decided:
         test = stats.binomtest(first_wins, decided, 0.5)
         ci = test.proportion_ci(confidence_level=1 - alpha, method="wilson")
         out.update(first_win_rate=first_wins / decided, ci_low=float(ci.low),
                    ci_high=float(ci.high), p_value=float(test.pvalue))
     return out
+
+
+def _pairs_both_ways(shown: np.ndarray, k: int) -> int:
+    """How many system pairs the codes first * k + second of `shown` hold in both orders (a
+    system against itself counts once)."""
+    mirrored = np.isin(shown, (shown % k) * k + shown // k)
+    same = shown % k == shown // k
+    return int((mirrored & ~same).sum() // 2 + (mirrored & same).sum())
 
 
 def preference_tables(frame: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0,

@@ -308,3 +308,12 @@ def test_resamples_fitted_as_one_stack_match_each_fitted_alone(monkeypatch, ties
             else (fit_strengths(stack_wins[n] + stack_ties[n] / 2),)
         assert theta[n] == pytest.approx(alone[0], abs=1e-6)
     assert ok.sum() >= 6
+
+
+def test_position_bias_counts_each_pair_shown_both_ways_once():
+    frame = judgments([(1, "x", "y", 1), (2, "y", "x", 1), (3, "x", "y", 0), (4, "z", "x", 1),
+                       (5, "x", "z", 0), (6, "w", "w", 1), (7, "y", "z", 1)])
+    bias = position_bias(frame)
+    # x-y and x-z both ways; w against itself; y-z one way only (left out).
+    assert bias["pairs_both_ways"] == 3 and bias["n"] == 6
+    assert (bias["first_wins"], bias["second_wins"]) == (4, 2)
