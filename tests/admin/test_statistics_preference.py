@@ -61,6 +61,7 @@ def test_the_ties_switch_fits_davidsons_model_and_shows_its_parameter(admin_clie
     page = _page(admin_client, _pairwise(owner), ties="davidson")
     assert re.search(r"ties by Davidson's model \(tie parameter ν = 0\.\d{3}\)", page)
     assert '<option value="davidson" selected>' in page
+    assert '<input type="hidden" name="ties" value="davidson">' in page  # kept by the other form
     assert "split as half a win" in _page(admin_client, _pairwise(owner), ties="bogus")
 
 
