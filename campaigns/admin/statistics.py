@@ -103,11 +103,31 @@ def _error_spans(statistics: dict) -> list[dict]:
     return out
 
 
+TIE_MODELS = ("split", "davidson")  # as campaigns.analysis.preference, without loading it here
+
+
+def _preference(statistics: dict) -> list[dict]:
+    """Each pairwise question's win/tie/loss matrix (row system against column system, None
+    on the diagonal and for pairs never judged), for the template."""
+    out = []
+    for question in statistics["pairwise_preference"]:
+        systems = [r["system"] for r in question["win_rates"]]
+        cells: dict[tuple, tuple] = {}
+        for p in question["pairs"]:
+            cells[p["system_a"], p["system_b"]] = (p["wins_a"], p["ties"], p["wins_b"])
+            cells[p["system_b"], p["system_a"]] = (p["wins_b"], p["ties"], p["wins_a"])
+        matrix = [(row, [cells.get((row, column)) for column in systems]) for row in systems]
+        out.append({**question, "systems": systems, "matrix": matrix})
+    return out
+
+
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: every table and chart; ?exclude_flagged=1 leaves flagged workers out and shows what
-    that changes; ?item=<external id> picks the item of the judge-vs-human side-by-side table."""
+    that changes; ?item=<external id> picks the item of the judge-vs-human side-by-side table;
+    ?ties=split|davidson overrides how pairwise questions' Bradley-Terry fits treat ties."""
     exclude = request.GET.get("exclude_flagged") in ("1", "on", "true")
-    statistics = campaign_statistics(campaign=campaign, exclude_flagged=exclude)
+    ties = request.GET.get("ties") if request.GET.get("ties") in TIE_MODELS else None
+    statistics = campaign_statistics(campaign=campaign, exclude_flagged=exclude, ties=ties)
     chosen = request.GET.get("item") or ""
     judged = statistics["judged_items"]
     if chosen not in judged:
@@ -122,6 +142,7 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
         error_spans=_error_spans(statistics),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
+        preference=_preference(statistics), ties=ties or "", tie_models=TIE_MODELS,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
         export_url=_url("admin:campaigns_campaign_export", campaign),

@@ -47,6 +47,8 @@ class CampaignStatsApi(APIView):
         levels = serializers.ListField(child=serializers.RegexField(
             r"^[A-Za-z0-9_.-]{1,64}:(ordinal|interval|ratio)$"), required=False, default=list,
             max_length=50)
+        ties = serializers.ChoiceField(choices=("split", "davidson"), required=False,
+                                       default=None)
 
         def validate_levels(self, value):
             return dict(v.split(":", 1) for v in value)
@@ -73,6 +75,9 @@ class CampaignStatsApi(APIView):
             OpenApiParameter("levels", str, many=True, description=(
                 "`question:level` (ordinal, interval, ratio) to state a numeric question's "
                 "level of measurement for agreement.")),
+            OpenApiParameter("ties", str, enum=["split", "davidson"], description=(
+                "How pairwise questions' Bradley-Terry fits treat ties: half a win each "
+                "(split) or Davidson's tie parameter; default: each question's tie_model.")),
         ],
         responses={200: STATS_SCHEMA, **openapi.errors()},
     )

@@ -689,7 +689,7 @@ def campaign_statistics(
     *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT,
     correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
     subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
-    include_failed_judge_outputs: bool = False,
+    include_failed_judge_outputs: bool = False, ties: str | None = None,
 ) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
@@ -700,10 +700,13 @@ def campaign_statistics(
     Agreement is given pooled, per system and per value of each item field in `subset_by`;
     `levels` ({question: level}) overrides the level of a numeric question's parts. Failed
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
-    unless `include_failed_judge_outputs`.
+    unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
+    pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
     """
     if correction not in comparisons.CORRECTIONS:
         raise ValueError(f"unknown correction {correction!r}")
+    if ties is not None and ties not in preference.TIE_MODELS:
+        raise ValueError(f"unknown tie model {ties!r}")
     schema = parse_schema(campaign.schema)
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, llm = split_frame(frame)
@@ -731,7 +734,8 @@ def campaign_statistics(
         "figures_from": "llm_judges" if judge_only else "humans",
         "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
                     "subset_by": list(subset_by), "levels": levels or {},
-                    "include_failed_judge_outputs": include_failed_judge_outputs},
+                    "include_failed_judge_outputs": include_failed_judge_outputs,
+                    "ties": ties},
         "counts": {
             "annotations": int(humans["annotation"].nunique()),
             "annotations_used": int(used["annotation"].nunique()),
@@ -758,7 +762,7 @@ def campaign_statistics(
         "changes": changes,
         "pairwise_preference": preference_statistics(
             campaign=campaign, schema=schema, annotations=set(used["annotation"]),
-            n_boot=n_boot),
+            n_boot=n_boot, ties=ties),
         "best_worst": best_worst_statistics(
             campaign=campaign, schema=schema, annotations=set(used["annotation"]),
             n_boot=n_boot),
@@ -873,20 +877,24 @@ def preference_frame(*, campaign: Campaign, question: BaseQuestion,
 
 
 def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
-                          annotations: set | None = None,
-                          n_boot: int = agreement.N_BOOT) -> list[dict]:
+                          annotations: set | None = None, n_boot: int = agreement.N_BOOT,
+                          ties: str | None = None) -> list[dict]:
     """Per question whose answers compare systems: win/tie/loss per pair, win rates (ties as
-    half), Bradley-Terry strengths with item-bootstrap intervals, and the position bias."""
+    half), Bradley-Terry strengths with item-bootstrap intervals (ties as `ties` says, else as
+    the question's `tie_model`), and the position bias."""
     out = []
     for q in schema.questions:
         if type(q).preferences is BaseQuestion.preferences:
             continue
         frame = preference_frame(campaign=campaign, question=q, annotations=annotations)
-        tables = preference.preference_tables(frame, n_boot=n_boot)
+        # A kind that compares systems may name its tie model; split ties otherwise.
+        model = ties or getattr(q, "tie_model", preference.DEFAULT_TIES)
+        tables = preference.preference_tables(frame, n_boot=n_boot, ties=model)
         out.append({"question": q.id, "judgments": len(frame),
                     "pairs": records(tables["pairs"]),
                     "win_rates": records(tables["win_rates"]),
                     "bradley_terry": records(tables["bradley_terry"]),
+                    "ties": tables["ties"], "tie_parameter": tables["tie_parameter"],
                     "position_bias": tables["position_bias"]})
     return out
 

@@ -101,7 +101,7 @@ def test_the_stats_options_reach_the_comparisons_and_the_agreement(api, campaign
                    "&pair_by=").json()
     assert body["options"] == {"correction": "bh", "alpha": 0.01, "pair_by": None,
                                "subset_by": ["system"], "levels": {"coherence": "interval"},
-                               "include_failed_judge_outputs": False}
+                               "include_failed_judge_outputs": False, "ties": None}
     assert all(r["correction"] == "bh" for r in body["comparisons"])
     assert body["pairwise"] == body["comparisons"]
     pooled = [r for r in body["agreement"] if r["subset"] is None]
@@ -110,7 +110,7 @@ def test_the_stats_options_reach_the_comparisons_and_the_agreement(api, campaign
 
 
 @pytest.mark.parametrize("query", ["correction=bonferroni", "alpha=2", "levels=coherence:nominal",
-                                   "subset_by=a%20b"])
+                                   "subset_by=a%20b", "ties=rao-kupper"])
 def test_bad_stats_options_are_a_400_naming_the_option(api, campaign, query):
     response = api.get(f"/api/campaigns/{campaign.slug}/stats/?{query}")
     assert response.status_code == 400

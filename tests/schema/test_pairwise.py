@@ -256,3 +256,72 @@ def test_the_statistics_carry_the_preference_tables_from_the_stored_answers(owne
         np.log(3.5 / 1.5) / 2)
     bias = table["position_bias"]
     assert (bias["first_wins"], bias["second_wins"], bias["ties"]) == (3, 1, 1)
+
+
+@pytest.mark.django_db
+def test_ties_follow_the_questions_tie_model_unless_the_call_names_one(owner):
+    from campaigns.selectors.analysis import campaign_statistics
+
+    schema = {**SCHEMA, "questions": [{**SCHEMA["questions"][0], "tie_model": "davidson"}]}
+    campaign = make_campaign(owner=owner, schema=schema)
+    # x wins 3, y wins 1, 2 ties: Davidson gives +-log(3)/2 and nu = 2 / sqrt(3).
+    judged = [("A", ["x", "y"]), ("B", ["y", "x"]), ("A", ["x", "y"]), ("A", ["y", "x"]),
+              ("tie", ["x", "y"]), ("tie", ["y", "x"])]
+    for n, (choice, order) in enumerate(judged):
+        make_annotation(campaign, item=f"i{n}", system="", platform_id=f"W{n}",
+                        answers={"pref": {"choice": choice, "order": order}})
+    [table] = campaign_statistics(campaign=campaign, n_boot=0)["pairwise_preference"]
+    assert table["ties"] == "davidson"
+    assert table["tie_parameter"] == pytest.approx(2 / np.sqrt(3))
+    assert table["bradley_terry"][0]["strength"] == pytest.approx(np.log(3) / 2)
+    [split] = campaign_statistics(campaign=campaign, n_boot=0,
+                                  ties="split")["pairwise_preference"]
+    assert split["ties"] == "split" and split["tie_parameter"] is None
+    assert split["bradley_terry"][0]["strength"] == pytest.approx(np.log(2) / 2)
+    with pytest.raises(ValueError, match="tie model"):
+        campaign_statistics(campaign=campaign, ties="bogus")
+
+
+def _nominal_alpha(units):
+    """Krippendorff's alpha for nominal data from its coincidence matrix (Krippendorff 2004,
+    ch. 11), written out here apart from the package the product uses."""
+    coincidences = Counter()
+    for values in units:
+        if len(values) < 2:
+            continue
+        for i, c in enumerate(values):
+            for j, k in enumerate(values):
+                if i != j:
+                    coincidences[c, k] += 1 / (len(values) - 1)
+    totals = Counter()
+    for (c, _), o in coincidences.items():
+        totals[c] += o
+    n = sum(totals.values())
+    observed = sum(o for (c, k), o in coincidences.items() if c != k)
+    expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k) / (n - 1)
+    return 1 - observed / expected
+
+
+@pytest.mark.django_db
+def test_agreement_on_a_pair_is_nominal_alpha_on_the_system_preferred(owner):
+    from campaigns.selectors.analysis import campaign_statistics
+
+    campaign = make_campaign(owner=owner, schema=SCHEMA)
+    # Workers saw the pair in different orders: agreement is on the system they preferred,
+    # not on the letter they clicked.
+    answers = {"i1": [("A", ["x", "y"]), ("B", ["y", "x"]), ("A", ["x", "y"])],
+               "i2": [("A", ["x", "y"]), ("A", ["y", "x"])],
+               "i3": [("B", ["x", "y"]), ("tie", ["y", "x"]), ("A", ["y", "x"])],
+               "i4": [("tie", ["x", "y"])]}
+    winners = {}
+    for item, judged in answers.items():
+        for n, (choice, order) in enumerate(judged):
+            make_annotation(campaign, item=item, system="", platform_id=f"W{n}",
+                            answers={"pref": {"choice": choice, "order": order}})
+            winners.setdefault(item, []).append(
+                {"A": order[0], "B": order[1], "tie": "tie"}[choice])
+    rows = [r for r in campaign_statistics(campaign=campaign, n_boot=0)["agreement"]
+            if r["question"] == "pref" and r["subset"] is None]
+    assert [(r["part"], r["level"]) for r in rows] == [("winner", "nominal")]
+    assert rows[0]["n_items"] == 3
+    assert rows[0]["alpha"] == pytest.approx(_nominal_alpha(winners.values()))

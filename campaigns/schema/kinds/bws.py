@@ -11,6 +11,7 @@ from ..base import (
     BaseQuestion,
     ChartSpec,
     MeasurementLevel,
+    dom_id,
     prompt_heading,
 )
 from ..outputs import OUTPUTS, item_systems
@@ -83,8 +84,10 @@ class BestWorstQuestion(BaseQuestion):
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         value = value if isinstance(value, dict) else {}
         outputs = (item_data or {}).get(OUTPUTS) or []
+        base = dom_id(self.id)  # the field's id, as the form gives it; each row's ids built once
         return {
-            "rows": [{"position": p, "key": n + 1,
+            "rows": [{"position": p, "key": str(n + 1), "label_id": f"{base}-{p}-label",
+                      "best_id": f"{base}-best-{p}", "worst_id": f"{base}-worst-{p}",
                       "text": o.get("text", "") if isinstance(o, dict) else "",
                       "best": value.get("best") == p, "worst": value.get("worst") == p}
                      for n, (p, o) in enumerate(zip(POSITIONS, outputs[:MAX_OUTPUTS],

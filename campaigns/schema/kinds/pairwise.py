@@ -28,6 +28,8 @@ class PairwiseQuestion(BaseQuestion):
     reason: bool = True
     label_a: str = Field(default="Response A", min_length=1, max_length=100)
     label_b: str = Field(default="Response B", min_length=1, max_length=100)
+    # How the Bradley-Terry analysis treats ties: half a win each (split) or Davidson (1970).
+    tie_model: Literal["split", "davidson"] = "split"
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/pairwise.html"
