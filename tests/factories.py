@@ -117,3 +117,35 @@ def as_researcher(user):
     user.save()
     user.groups.add(researchers_group())
     return user
+
+# Error span annotation (ESA, WMT 2024): spans with a severity, then a 0-100 score.
+ESA_SCHEMA = {
+    "display": [{"field": "source", "label": "Source"}],
+    "questions": [
+        {"id": "errors", "kind": "spans", "text": "Highlight the errors in the translation",
+         "field": "target", "source_field": "source",
+         "severities": [{"value": "minor", "label": "Minor"},
+                        {"value": "major", "label": "Major", "weight": 5}]},
+        {"id": "score", "kind": "slider", "text": "Overall quality of the translation",
+         "min": 0, "max": 100},
+    ],
+}
+
+# MQM (WMT 2020-2023): spans with a severity (incl. critical) and a required category.
+MQM_SCHEMA = {
+    "display": [{"field": "source", "label": "Source"}],
+    "questions": [
+        {"id": "mqm", "kind": "spans", "text": "Mark every error in the translation",
+         "field": "target", "source_field": "source", "require_category": True,
+         "severities": [{"value": "minor", "label": "Minor", "weight": 1},
+                        {"value": "major", "label": "Major", "weight": 5},
+                        {"value": "critical", "label": "Critical", "weight": 25}],
+         "categories": [
+             {"value": "accuracy/mistranslation", "label": "Accuracy / Mistranslation"},
+             {"value": "fluency/grammar", "label": "Fluency / Grammar"},
+             {"value": "fluency/punctuation", "label": "Fluency / Punctuation",
+              "weights": {"minor": 0.1}},
+             {"value": "non-translation", "label": "Non-translation",
+              "weights": {"minor": 25, "major": 25, "critical": 25}}]},
+    ],
+}

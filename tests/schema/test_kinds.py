@@ -9,6 +9,8 @@ from campaigns.schema.kinds import kind_name
 from tests.factories import (
     BWS_SCHEMA,
     CONTINUATION_SCHEMA,
+    ESA_SCHEMA,
+    MQM_SCHEMA,
     PAIRWISE_SCHEMA,
     RUBRIC_SCHEMA,
     SUMMARY_SCHEMA,
@@ -16,8 +18,9 @@ from tests.factories import (
 )
 
 SCHEMAS = [CONTINUATION_SCHEMA, SUMMARY_SCHEMA, RUBRIC_SCHEMA, TRANSLATION_SCHEMA,
-           PAIRWISE_SCHEMA, BWS_SCHEMA]
-ITEM = {"summary": "One. Two. Three.", "story": "x",
+           PAIRWISE_SCHEMA, BWS_SCHEMA, ESA_SCHEMA, MQM_SCHEMA]
+ITEM = {"summary": "One. Two. Three.", "story": "x", "source": "Eins zwei.",
+        "target": "One two, three four.",
         "outputs": [{"system": "a", "text": "One."}, {"system": "b", "text": "Two."}]}
 THREE = {**ITEM, "outputs": [*ITEM["outputs"], {"system": "c", "text": "Three."}]}
 

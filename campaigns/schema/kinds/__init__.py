@@ -13,6 +13,7 @@ from .lines import LinesQuestion
 from .pairwise import PairwiseQuestion
 from .rubric import RubricQuestion
 from .slider import SliderQuestion
+from .spans import SpansQuestion
 from .text import TextQuestion
 
 
@@ -27,7 +28,8 @@ def kind_name(question_class: type[BaseQuestion]) -> str:
 REGISTRY: dict[str, type[BaseQuestion]] = {
     kind_name(cls): cls
     for cls in (LikertQuestion, ChoiceQuestion, SliderQuestion, LinesQuestion, RubricQuestion,
-                TextQuestion, FlagsQuestion, PairwiseQuestion, BestWorstQuestion)
+                TextQuestion, FlagsQuestion, PairwiseQuestion, BestWorstQuestion,
+                SpansQuestion)
 }
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "PairwiseQuestion",
     "RubricQuestion",
     "SliderQuestion",
+    "SpansQuestion",
     "TextQuestion",
     "kind_name",
 ]
