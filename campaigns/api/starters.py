@@ -20,7 +20,7 @@ class TemplateListOutput(serializers.Serializer):
     description = serializers.CharField()
     kinds = serializers.ListField(child=serializers.CharField(),
                                   help_text="The question kinds the schema uses.")
-    sample_items = serializers.IntegerField(source="items.__len__",
+    sample_items = serializers.IntegerField(source="item_count",
                                             help_text="How many sample items it ships.")
 
 

@@ -53,6 +53,10 @@ class Starter:
     def kinds(self) -> list[str]:
         return sorted({q.get("kind", "") for q in self.schema.get("questions", [])})
 
+    @property
+    def item_count(self) -> int:
+        return len(self.items)
+
     def campaign_fields(self) -> dict[str, Any]:
         """The campaign settings this template fills in (a new campaign's configuration)."""
         return {"name": self.title, "description": self.description, "source": self.source,
