@@ -15,6 +15,7 @@ from ..base import (
     MeasurementLevel,
     Strict,
     described,
+    dom_id,
     prompt_heading,
     require_distinct,
 )
@@ -260,6 +261,7 @@ class SpansQuestion(BaseQuestion):
         labels.update({c.value: c.label for c in self.categories})
         return {
             "text": text,
+            "data_id": dom_id(self.id, "text-data"),
             "value": json.dumps(spans, ensure_ascii=False),
             "spans": [{**s, "severity_label": labels.get(s["severity"], s["severity"]),
                        "category_label": labels.get(s["category"], "") if s["category"] else ""}
