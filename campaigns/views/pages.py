@@ -65,7 +65,8 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
     (cached per schema); "" means: render the partial as usual.
     """
     question = field.question
-    if value is not None or field.errors or question.widget_reads_item:
+    if value is not None or field.errors or question.widget_reads_item \
+            or question.shuffles_options():
         return ""
     cached = _BLANK_WIDGETS.get(id(question))
     if cached is None or cached[0] is not question:
@@ -80,10 +81,12 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
                  values: dict | None = None, errors: dict | None = None,
                  preview: bool = False, order_seed: str | None = None) -> dict:
     """Everything templates/campaigns/item.html needs for one item of an assignment
-    (its several outputs in the order `order_seed` draws, as stored without one)."""
+    (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
+    without one)."""
     schema = parse_schema_cached(campaign.schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
-                                    item_data=shown_data(item.data, order_seed))
+                                    item_data=shown_data(item.data, order_seed),
+                                    order_seed=order_seed)
     for f in fields:
         f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {
