@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from ..images import image_src
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
@@ -40,6 +41,9 @@ def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
                "prefix": d.prefix, "suffix": d.suffix}
         if d.format == "lines":
             row["lines"] = split_segments(value, d.split)
+        elif d.format == "image":
+            row["src"] = image_src(value)
+            row["alt"] = _as_text(data.get(d.alt_field)) if d.alt_field else d.label
         else:
             row["value"] = _as_text(value)
         rows.append(row)
