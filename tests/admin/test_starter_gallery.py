@@ -4,6 +4,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from campaigns.models import Annotation, Campaign, Item
 from campaigns.starters import starter_get, starter_list
@@ -66,9 +67,13 @@ def test_saving_the_prefilled_form_creates_the_campaign(researcher_client, resea
     assert Campaign.objects.get(slug="bws-study").schema == starter.schema
 
 
-@pytest.mark.parametrize("name", ["pairwise-preference", "story-rating", "summary-consistency"])
+@pytest.mark.parametrize("name", [s.name for s in starter_list(available_only=False)])
 def test_the_schema_preview_shows_the_worker_page_on_a_sample_item(researcher_client, name):
-    starter = starter_get(name)
+    from campaigns.schema import REGISTRY
+
+    starter = next(s for s in starter_list(available_only=False) if s.name == name)
+    if set(starter.kinds) - set(REGISTRY):
+        pytest.skip("a question kind of this template is not registered on this branch")
     response = researcher_client.post(preview_url(), {
         "schema": json.dumps(starter.schema), "instructions": "Read **this**.",
         "name": "My study", "template": name})
@@ -77,8 +82,9 @@ def test_the_schema_preview_shows_the_worker_page_on_a_sample_item(researcher_cl
     assert "My study" in text and "<strong>this</strong>" in text
     for question in starter.schema["questions"]:
         assert f'data-kind="{question["kind"]}"' in text
-    shown = starter.items[0].get("source") or starter.items[0].get("story") or ""
-    assert shown[:40] in text
+    first = starter.items[0]
+    shown = first.get("source") or first.get("story") or first.get("prompt") or ""
+    assert escape(shown[:40]) in text
     assert (Campaign.objects.count(), Item.objects.count(), Annotation.objects.count()) == (
         0, 0, 0)
 
