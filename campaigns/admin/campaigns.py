@@ -284,6 +284,8 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_report"),
             path("<int:object_id>/import/", page(campaign_pages.import_view, "change"),
                  name=f"{info}_import"),
+            path("<int:object_id>/images/", page(campaign_pages.images_view, "change"),
+                 name=f"{info}_images"),
             path("<int:object_id>/judgments/", page(campaign_pages.judgments_view, "change"),
                  name=f"{info}_judgments"),
             path("<int:object_id>/preview/", page(campaign_pages.preview_view, "view"),

@@ -128,3 +128,24 @@ def test_the_csp_img_src_is_widened_only_for_the_configured_hosts():
     assert _csp_img_src({"IMAGE_HOSTS": ""}) == "'self' data:"
     assert _csp_img_src({"IMAGE_HOSTS": "img.example.org, CDN.example.net"}) == (
         "'self' data: https://img.example.org https://cdn.example.net")
+
+
+@pytest.mark.django_db
+def test_researchers_upload_images_all_or_none_and_items_name_them(researcher_client,
+                                                                   researcher, images):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    campaign = make_campaign(owner=researcher, schema=SCHEMA, slug="photos")
+    url = reverse("admin:campaigns_campaign_images", args=[campaign.pk])
+    fake = SimpleUploadedFile("page.png", b"<html><script>alert(1)</script>")
+    response = researcher_client.post(url, {"images": [
+        SimpleUploadedFile("a cat.png", PNG), fake]}, follow=True)
+    assert "page.png: the content is not a PNG image" in response.content.decode()
+    assert not images.exists("photos")
+    response = researcher_client.post(url, {"images": [SimpleUploadedFile("a cat.png", PNG)]},
+                                      follow=True)
+    assert "Stored 1 image(s): photos/a_cat.png." in response.content.decode()
+    assert "photos/a_cat.png" in researcher_client.get(url).content.decode()
+    [item] = parse_items(rows("photos/a_cat.png"), "jsonl", parse_schema(SCHEMA))
+    assert item.data["photo"] == "photos/a_cat.png"
