@@ -75,6 +75,12 @@ def shuffled(n: int, seed: str) -> list[int]:
     return order
 
 
+def options_order(n: int, seed: str, question_id: str) -> list[int]:
+    """The positions of a question's n options as one assignment shows them (questions that
+    shuffle their options; each question of a page gets its own order)."""
+    return shuffled(n, f"{seed}:{question_id}")
+
+
 def shown_data(data: dict | None, seed: str | None) -> dict:
     """The item's data with its outputs in the order this seed shows them (as stored: None)."""
     data = dict(data or {})

@@ -22,7 +22,7 @@ from ..base import (
     prompt_heading,
     require_distinct,
 )
-from ..outputs import shuffled
+from ..outputs import options_order
 
 
 class ChoiceQuestion(BaseQuestion):
@@ -77,7 +77,7 @@ class ChoiceQuestion(BaseQuestion):
 
     def option_order(self, seed: str) -> list[int]:
         """The options' positions as this seed shows them (the same seed, the same order)."""
-        return shuffled(len(self.options), f"{seed}:{self.id}")
+        return options_order(len(self.options), seed, self.id)
 
     def shown_widget(self, extra: dict, seed: str) -> dict:
         return {**extra, "choices": [extra["choices"][i] for i in self.option_order(seed)]}

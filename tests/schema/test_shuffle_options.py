@@ -1,5 +1,5 @@
-"""`shuffle_options` on a choice question: a per-assignment order of the options, drawn from a
-stored seed, shown on the page, stored in the answer and exported."""
+"""`shuffle_options` on choice and flags questions: a per-assignment order of the options, drawn
+from a stored seed, shown on the page, stored in the answer and exported."""
 import csv
 import io
 from collections import Counter
@@ -158,3 +158,49 @@ def test_agreement_is_on_the_value_chosen_never_on_the_order_shown(owner):
     rows = [r for r in stats["agreement"] if r["question"] == "colour"]
     assert [r["part"] for r in rows] == ["value"]
     assert rows[0]["level"] == "nominal"
+
+
+# --- flags ------------------------------------------------------------------------------------
+
+FLAGS = {"display": [{"field": "text", "label": "Text"}],
+         "questions": [{"id": "issues", "kind": "flags", "text": "Any problems?",
+                        "options": OPTIONS, "other": True, "shuffle_options": True}]}
+
+
+def test_a_shuffled_flags_answer_stores_the_order_shown_and_exports_it():
+    q = parse_schema(FLAGS).questions[0]
+    assert q.shuffles_options() and q.option_order("s") == shuffled(4, "s:issues")
+    shown = q.record_shown({"selected": ["blue", "red"], "other": ""}, "s")
+    order = [VALUES[i] for i in q.option_order("s")]
+    cleaned = validate_answers([q], {"issues": shown})["issues"]
+    assert cleaned == {"selected": ["red", "blue"], "order": order}
+    assert q.atoms(cleaned)[-1] == ("order", "|".join(order)) and q.parts()[-1] == "order"
+    assert q.is_free_text("order") and q.sql_parts("a", q.parts()) is None
+    with pytest.raises(AnswerInvalid) as exc:
+        validate_answers([q], {"issues": {"selected": ["red"], "order": ["red"]}})
+    assert exc.value.errors == {"issues.order": "The order must list each reason once."}
+
+
+def test_without_shuffling_flags_refuse_an_order_and_keep_the_sql_path():
+    q = parse_schema({"questions": [{**FLAGS["questions"][0], "shuffle_options": False}]}
+                     ).questions[0]
+    with pytest.raises(AnswerInvalid):
+        validate_answers([q], {"issues": {"selected": ["red"], "order": VALUES}})
+    assert q.sql_parts("a", q.parts()) is not None
+
+
+@pytest.mark.django_db
+def test_the_flags_page_shows_the_reasons_in_the_assignments_order(client, owner, settings):
+    settings.RATELIMIT_ENABLED = False
+    campaign = make_campaign(owner=owner, schema=FLAGS, slug="flags")
+    item = Item.objects.create(campaign=campaign, external_id="i1", slots_wanted=3,
+                               data={"text": "A sky."})
+    assignment = start(client, campaign, PROLIFIC)
+    q = parse_schema(FLAGS).questions[0]
+    order = [VALUES[i] for i in q.option_order(order_seed(assignment.token, item.pk))]
+    html = client.get(item_url(assignment)).content.decode()
+    positions = [html.index(f'value="{v}"') for v in order]
+    assert positions == sorted(positions)
+    client.post(item_url(assignment), {"q-issues": ["amber"], "q-issues__other": ""})
+    assert Annotation.objects.get().answers == {"issues": {"selected": ["amber"],
+                                                           "order": order}}
