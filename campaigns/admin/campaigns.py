@@ -153,6 +153,7 @@ class CampaignAdmin(admin.ModelAdmin):
             created = campaign_services.campaign_create(owner=obj.owner, slug=obj.slug, **fields)
             obj.pk, obj._state.adding = created.pk, False
             obj.refresh_from_db()
+            starters.import_sample_items(self, request, obj)
         for problem in campaign_services.campaign_control_problems(campaign=obj):
             self.message_user(request, f"{problem} Publishing is refused until then.",
                               messages.WARNING)

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
 from ..errors import ServiceError
+from ..importing import ImportRejected
 from ..models import Campaign, Item
 from ..schema import SchemaInvalid, SchemaIssue, parse_schema
 from ..selectors.starters import schema_sample_item
+from ..services.items import items_import
 from ..starters import Starter, starter_get, starter_list
 
 STARTER_PARAM = "template"
+IMPORT_PARAM = "import_sample_items"
 
 
 def chosen_starter(request: HttpRequest) -> Starter | None:
@@ -33,9 +37,26 @@ def starter_initial(request: HttpRequest) -> dict:
     return starter.campaign_fields() if starter else {}
 
 
+def import_sample_items(model_admin, request: HttpRequest, campaign: Campaign) -> None:
+    """After "Save" on a form filled from a template with "also import" ticked: its sample items
+    (all or none; items that no longer fit an edited schema are reported, the campaign kept)."""
+    starter = chosen_starter(request)
+    if starter is None or not request.POST.get(IMPORT_PARAM) or not starter.items:
+        return
+    try:
+        result = items_import(campaign=campaign, content=starter.items_jsonl().encode(),
+                              filename=f"{starter.name}.jsonl")
+    except ImportRejected as exc:
+        model_admin.message_user(request, "The sample items were not imported (they do not fit "
+                                 f"the schema as edited): {exc.errors[0]}", messages.WARNING)
+    else:
+        model_admin.message_user(request, f"Imported the template's {result.created} sample "
+                                 "items.", messages.SUCCESS)
+
+
 def gallery_context(request: HttpRequest) -> dict:
     return {"starters": starter_list(), "chosen_starter": chosen_starter(request),
-            "starter_param": STARTER_PARAM}
+            "starter_param": STARTER_PARAM, "import_param": IMPORT_PARAM}
 
 
 def sample_items_view(model_admin, request: HttpRequest, name: str) -> HttpResponse:

@@ -65,6 +65,36 @@ def test_saving_the_prefilled_form_creates_the_campaign(researcher_client, resea
     response = researcher_client.post(ADD, post)
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert Campaign.objects.get(slug="bws-study").schema == starter.schema
+    assert Item.objects.count() == 0  # not asked to import the sample items
+
+
+def _template_post(researcher, name: str, slug: str, **changes) -> dict:
+    starter = starter_get(name)
+    fields = {**starter.campaign_fields(), **changes}
+    return {**{k: v for k, v in fields.items() if k not in ("schema", "intake_questions")},
+            "schema": json.dumps(fields["schema"]),
+            "intake_questions": json.dumps(fields.get("intake_questions", [])), "slug": slug,
+            "owner": researcher.pk, "completion_mode": "per_assignment",
+            "bonus_per_item": "0", "bonus_per_gold_correct": "0",
+            "max_assignments_per_worker": "", "gold_items_per_assignment": 0,
+            "template": name, "import_sample_items": "1"}
+
+
+def test_saving_with_import_ticked_imports_the_sample_items(researcher_client, researcher):
+    response = researcher_client.post(ADD, _template_post(researcher, "esa", "esa-study"),
+                                      follow=True)
+    assert "Imported the template&#x27;s 12 sample items." in response.content.decode()
+    assert Campaign.objects.get(slug="esa-study").items.count() == 12
+
+
+def test_sample_items_that_no_longer_fit_an_edited_schema_are_reported(researcher_client,
+                                                                        researcher):
+    schema = {**starter_get("esa").schema, "display": [{"field": "context"}]}
+    response = researcher_client.post(
+        ADD, _template_post(researcher, "esa", "esa-edited", schema=schema), follow=True)
+    assert "The sample items were not imported" in response.content.decode()
+    assert "context: missing or empty" in response.content.decode()
+    assert Campaign.objects.get(slug="esa-edited").items.count() == 0
 
 
 @pytest.mark.parametrize("name", [s.name for s in starter_list(available_only=False)])
