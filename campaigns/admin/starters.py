@@ -34,7 +34,7 @@ def chosen_starter(request: HttpRequest) -> Starter | None:
 def starter_initial(request: HttpRequest) -> dict:
     """The add form's initial values from the chosen template ({} without one)."""
     starter = chosen_starter(request)
-    return starter.campaign_fields() if starter else {}
+    return {"intake_questions": [], **starter.campaign_fields()} if starter else {}
 
 
 def import_sample_items(model_admin, request: HttpRequest, campaign: Campaign) -> None:
