@@ -137,6 +137,7 @@ MQM_SCHEMA = {
     "questions": [
         {"id": "mqm", "kind": "spans", "text": "Mark every error in the translation",
          "field": "target", "source_field": "source", "require_category": True,
+         "allow_overlap": True,  # WMT's raters mark errors inside other errors
          "severities": [{"value": "minor", "label": "Minor", "weight": 1},
                         {"value": "major", "label": "Major", "weight": 5},
                         {"value": "critical", "label": "Critical", "weight": 25}],

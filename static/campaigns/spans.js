@@ -149,6 +149,7 @@
           return severityRank(spans[i].severity);
         }));
         classes.push("spans-mark", "spans-sev-" + rank);
+        if (covering.length > 1) { classes.push("spans-overlap"); }
         el.dataset.span = String(covering[0]);
         el.title = covering.map(function (i) { return describe(spans[i]); }).join("; ");
       }
@@ -325,21 +326,28 @@
       var a = pointToCp(range.startContainer, range.startOffset);
       var b = pointToCp(range.endContainer, range.endOffset);
       if (a === null || b === null || a >= b) { return null; }
-      // Trim the blanks a drag or double-click takes along, unless only blanks are selected
-      // (a missing word is marked on the space where it belongs).
+      sel.removeAllRanges();
+      return trimmed(a, b);
+    }
+
+    // Without the blanks a drag, a double-click or ctrl+shift+arrow takes along, unless only
+    // blanks are selected (a missing word is marked on the space where it belongs).
+    function trimmed(a, b) {
       if (slice(a, b).trim()) {
         while (/\s/.test(cps[a])) { a += 1; }
         while (/\s/.test(cps[b - 1])) { b -= 1; }
       }
-      sel.removeAllRanges();
       return { start: a, end: b };
     }
 
-    var selectedByDrag = false;
+    // A drag (or a double-click) selects; a click without moving taps a word.
+    var downAt = null;
+    box.addEventListener("mousedown", function (event) {
+      downAt = { x: event.clientX, y: event.clientY };
+    });
     function onPointerUp() {
       var range = fromSelection();
       if (range) {
-        selectedByDrag = true;
         tapAnchor = null;
         caret = range.end;
         select(range, false);
@@ -349,11 +357,18 @@
     box.addEventListener("touchend", function () { window.setTimeout(onPointerUp, 0); });
 
     box.addEventListener("click", function (event) {
-      if (selectedByDrag) { selectedByDrag = false; return; }
+      var dragged = downAt && Math.abs(event.clientX - downAt.x) + Math.abs(event.clientY - downAt.y) > 4;
+      downAt = null;
+      if (dragged || event.detail > 1) { return; }
       var el = event.target.closest("[data-start]");
       if (!el || !box.contains(el)) { return; }
       var at = parseInt(el.dataset.start, 10);
-      if (el.dataset.span !== undefined && !pending) { edit(parseInt(el.dataset.span, 10), false); return; }
+      // A click on a mark edits it; where spans may overlap, it selects inside it instead
+      // (the list's Edit buttons edit).
+      if (el.dataset.span !== undefined && !pending && !overlapAllowed) {
+        edit(parseInt(el.dataset.span, 10), false);
+        return;
+      }
       var t = tokenAt(at);
       if (t < 0 || tokens[t].space) { return; }
       tap(tokens[t]);
@@ -403,7 +418,7 @@
           keyAnchor = keyAnchor === null ? caret : keyAnchor;
           caret = to;
           if (keyAnchor === caret) { pending = null; render(); return; }
-          select({ start: Math.min(keyAnchor, caret), end: Math.max(keyAnchor, caret) }, false);
+          select(trimmed(Math.min(keyAnchor, caret), Math.max(keyAnchor, caret)), false);
         } else {
           keyAnchor = null;
           caret = to;

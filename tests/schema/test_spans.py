@@ -225,9 +225,9 @@ def test_the_atoms_are_the_spans_how_many_and_how_many_of_each_severity():
     answer = [span("Hund", "minor", "fluency/grammar"), span("bellt", "critical",
                                                              "non-translation")]
     assert q.parts() == ["spans", "n_spans", "n_minor", "n_major", "n_critical"]
-    assert q.atoms(answer) == [("spans", answer), ("n_spans", 2), ("n_minor", 1),
-                               ("n_major", 0), ("n_critical", 1)]
-    assert q.atoms([]) == [("spans", []), ("n_spans", 0), ("n_minor", 0), ("n_major", 0),
+    assert q.atoms(answer) == [("spans", json.dumps(answer, ensure_ascii=False)),
+                               ("n_spans", 2), ("n_minor", 1), ("n_major", 0), ("n_critical", 1)]
+    assert q.atoms([]) == [("spans", "[]"), ("n_spans", 0), ("n_minor", 0), ("n_major", 0),
                            ("n_critical", 0)]
     assert q.is_free_text("spans") and not q.is_free_text("n_major")
 
@@ -277,3 +277,153 @@ def test_a_judge_reads_the_text_the_labels_and_the_answer_format():
     schema = q.json_schema(DATA)
     assert schema["items"]["required"] == ["text", "severity", "category"]
     assert schema["items"]["properties"]["end"]["maximum"] == len(TARGET)
+
+
+# --- stored answers: the dashboard, the exports and the statistics ----------------------------
+
+def mqm_annotations(owner):
+    from tests.exports.conftest import make_annotation
+    from tests.factories import make_campaign
+
+    campaign = make_campaign(owner=owner, schema=MQM_SCHEMA)
+    answers = {"mt-a": [[span("Hund", "major", "accuracy/mistranslation"),
+                         span("bellt", "minor", "fluency/punctuation")], []],
+               "mt-b": [[span("Straße", "critical", "non-translation")],
+                        [span("Der", "minor", "fluency/grammar")]]}
+    for system, given in answers.items():
+        for n, answer in enumerate(given):
+            make_annotation(campaign, item=f"{system}-{n}", system=system, data=DATA,
+                            platform_id=f"W{n}", answers={"mqm": answer})
+    return campaign
+
+
+@pytest.mark.django_db
+def test_the_dashboard_shows_spans_per_answer_by_severity_per_system(owner):
+    from campaigns.selectors.dashboard import score_distributions
+
+    severity, category = score_distributions(campaign=mqm_annotations(owner))
+    assert severity.kind == "mean" and severity.labels == ["Minor", "Major", "Critical"]
+    assert severity.series == {"mt-a": [0.5, 0.5, 0], "mt-b": [0.5, 0, 0.5]}
+    assert category.series["mt-b"] == [0, 1, 0, 1]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", ["csv", "csv-long", "jsonl"])
+def test_every_export_carries_the_spans_and_their_counts(owner, settings, tmp_path, fmt,
+                                                         django_capture_on_commit_callbacks):
+    import csv
+    import io
+
+    from campaigns.services.exports import export_job_create
+    from tests.exports.conftest import read_export
+
+    settings.STORAGES = {**settings.STORAGES, "exports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path / "exports")}}}
+    campaign = mqm_annotations(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = export_job_create(campaign=campaign, requested_by=owner, fmt=fmt, options={})
+    text = read_export(job)
+    if fmt == "jsonl":
+        stored = {r["item_id"]: r["answers"]["mqm"] for r in map(json.loads, text.splitlines())}
+        assert stored["mt-b-0"] == [span("Straße", "critical", "non-translation")]
+        return
+    rows = list(csv.DictReader(io.StringIO(text)))
+    if fmt == "csv":
+        row = next(r for r in rows if r["item_id"] == "mt-a-0")
+        assert json.loads(row["mqm.spans"]) == [
+            span("Hund", "major", "accuracy/mistranslation"),
+            span("bellt", "minor", "fluency/punctuation")]
+        assert (row["mqm.n_spans"], row["mqm.n_minor"], row["mqm.n_major"],
+                row["mqm.n_critical"]) == ("2", "1", "1", "0")
+    else:
+        parts = {r["part"] for r in rows}
+        assert {"spans", "n_spans", "n_minor", "n_major", "n_critical"} <= parts
+
+
+@pytest.mark.django_db
+def test_the_statistics_read_the_span_counts_and_leave_the_spans_json_alone(owner):
+    from campaigns.selectors.analysis import campaign_statistics
+
+    stats = campaign_statistics(campaign=mqm_annotations(owner), n_boot=20)
+    text = json.dumps(stats, default=str)
+    assert "mqm.spans" not in text and '"spans"' not in text
+
+
+def test_the_spans_cell_has_one_key_order_so_a_gold_answer_compares_equal():
+    from types import SimpleNamespace
+
+    from campaigns.work.answers import control_passed
+
+    schema = parse_schema(ESA_SCHEMA)
+    gold = [span("Hund", "major")]
+    item = SimpleNamespace(gold={"errors": gold}, gold_tolerance=None)
+    from_database = [dict(reversed(list(s.items()))) for s in gold]  # jsonb reorders keys
+    assert control_passed(schema, item, {"errors": from_database}) is True
+    assert control_passed(schema, item, {"errors": [span("Hund")]}) is False
+    assert dict(esa().atoms(from_database))["spans"] == dict(esa().atoms(gold))["spans"]
+
+
+def test_a_judges_response_naming_spans_by_their_text_is_stored_with_offsets():
+    from types import SimpleNamespace
+
+    from campaigns.judging.outputs import OutputInvalid, output_answers
+    from campaigns.judging.prompts import answer_format
+
+    schema, item = parse_schema(MQM_SCHEMA), SimpleNamespace(data=DATA, control="")
+    assert '"mqm": a list (maybe empty) of objects {"text": "<exact words>"' in answer_format(
+        schema, DATA)
+    response = ('```json\n{"mqm": [{"text": "bellt", "severity": "major", "category": '
+                '"fluency/grammar"}, {"text": "Hund", "start": 38, "severity": "minor", '
+                '"category": "accuracy/mistranslation"}]}\n```')
+    assert output_answers(schema, item, response)["answers"]["mqm"] == [
+        span("Hund", "minor", "accuracy/mistranslation", occurrence=1),
+        span("bellt", "major", "fluency/grammar")]
+    with pytest.raises(OutputInvalid, match="“Hund” occurs 2 times in the text; give its start"):
+        output_answers(schema, item, '{"mqm": [{"text": "Hund", "severity": "minor", '
+                                     '"category": "fluency/grammar"}]}')
+
+
+def test_every_error_of_the_wmt_mqm_sample_is_a_valid_span_of_its_segment():
+    """Google's WMT MQM annotations (TED en-de, one row per error, the span tagged <v>...</v>
+    in the target) validate as spans at the offsets of the untagged target."""
+    import csv
+    import re
+
+    from tests.shared_data import SHARED, require
+
+    folder = SHARED / "realdata" / "translation_da"
+    require(folder)
+    with open(folder / "wmt-mqm_ted_ende_first200.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    categories = sorted({r["category"] for r in rows} - {"No-error"})
+    schema = parse_schema({"questions": [{
+        "id": "mqm", "kind": "spans", "text": "Errors", "field": "target",
+        "require_category": True, "allow_overlap": True,  # WMT raters' errors overlap
+        "severities": [{"value": "Minor", "label": "Minor"},
+                       {"value": "Major", "label": "Major", "weight": 5}],
+        "categories": [{"value": c, "label": c} for c in categories]}]})
+    segments: dict[tuple, dict] = {}
+    for r in rows:
+        target = r["target"].replace("<v>", "").replace("</v>", "")
+        segment = segments.setdefault((r["system"], r["seg_id"], r["rater"]),
+                                      {"target": target, "spans": []})
+        assert segment["target"] == target
+        tagged = re.search(r"<v>(.*?)</v>", r["target"])
+        if tagged:
+            start = tagged.start()
+            segment["spans"].append({"start": start, "end": start + len(tagged[1]),
+                                     "text": tagged[1], "severity": r["severity"],
+                                     "category": r["category"]})
+    counted = 0
+    for segment in segments.values():
+        cleaned = validate_answers(schema, {"mqm": segment["spans"]},
+                                   {"target": segment["target"]})["mqm"]
+        assert sorted(map(str, cleaned)) == sorted(map(str, segment["spans"]))
+        counted += len(cleaned)
+    assert counted == sum(1 for r in rows if "<v>" in r["target"]) == 106
+    with pytest.raises(AnswerInvalid, match="Spans may not overlap"):
+        no_overlap = parse_schema({"questions": [{**schema.questions[0].model_dump(),
+                                                  "allow_overlap": False}]})
+        for segment in segments.values():
+            validate_answers(no_overlap, {"mqm": segment["spans"]}, segment)

@@ -143,3 +143,17 @@ def test_arbitrary_span_values_never_fail_and_a_refusal_stores_nothing(esa_campa
                                   {**PROLIFIC, "PROLIFIC_PID": f"{next(workers):024x}"})
 
     check()
+
+
+def test_going_back_to_a_saved_item_shows_its_spans(client, esa_campaign):
+    Item.objects.create(campaign=esa_campaign, external_id="s2", system="mt-a", slots_wanted=3,
+                        data=DATA)
+    esa_campaign.items_per_assignment = 2
+    esa_campaign.save()
+    assignment = start(client, esa_campaign, PROLIFIC)
+    saved = [span("🐕", "major"), span("bellt")]
+    assert client.post(item_url(assignment), esa_post(saved)).status_code == 302
+    page = client.get(item_url(assignment)).content.decode()
+    value = page.split('name="q-errors" id="f-errors-value" value="')[1].split('"')[0]
+    assert json.loads(html.unescape(value)) == saved
+    assert "Marked spans: <span class=\"spans-count\">2</span>" in page

@@ -20,7 +20,8 @@ from ..base import (
     require_distinct,
 )
 
-SPAN_KEYS = {"start", "end", "text", "severity", "category"}
+SPAN_ORDER = ("start", "end", "text", "severity", "category")
+SPAN_KEYS = set(SPAN_ORDER)
 MAX_SPANS_LIMIT = 1000
 ANSWERS = "#answers"
 
@@ -281,7 +282,12 @@ class SpansQuestion(BaseQuestion):
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         spans = [s for s in answer if isinstance(s, dict)] if isinstance(answer, list) else []
         counts = Counter(s.get("severity") for s in spans)
-        return [("spans", answer), ("n_spans", len(spans)),
+        # One CSV cell: the list as JSON text (the csv writer would write a Python repr), keys
+        # in one order whichever order the database gave them in (gold answers compare it).
+        regular = isinstance(answer, list) and len(spans) == len(answer)
+        text = json.dumps([{k: s.get(k) for k in SPAN_ORDER} for s in spans] if regular
+                          else answer, ensure_ascii=False)
+        return [("spans", text), ("n_spans", len(spans)),
                 *((f"n_{s.value}", counts[s.value]) for s in self.severities)]
 
     def sql_parts(self, answer_sql: str, parts: list[str]) -> None:
