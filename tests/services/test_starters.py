@@ -98,3 +98,38 @@ def test_a_taken_slug_is_a_conflict_and_nothing_is_stored(owner):
         campaign_create_from_starter(owner=owner, template="best-worst", slug="bw",
                                      with_items=True)
     assert Campaign.objects.get(slug="bw").items.count() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("starter", ALL, ids=lambda s: s.name)
+def test_each_template_runs_publish_workers_dashboard_statistics_and_export(
+        starter, owner, settings, tmp_path, django_capture_on_commit_callbacks):
+    """A researcher's whole path from the template: the sample items, three workers, the
+    dashboard's per-system progress, the statistics and the CSV export all work."""
+    from campaigns.selectors.analysis import campaign_statistics
+    from campaigns.selectors.dashboard import campaign_dashboard
+    from campaigns.services.campaigns import campaign_publish
+    from campaigns.services.exports import export_job_create
+    from tests.admin.simulate import simulate
+    from tests.exports.conftest import read_export
+
+    _available(starter)
+    settings.STORAGES = {**settings.STORAGES, "exports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path / "exports")}}}
+    campaign = campaign_create_from_starter(owner=owner, template=starter.name,
+                                            slug=f"run-{starter.name}", with_items=True)
+    campaign_publish(campaign=campaign)
+    simulate(campaign, workers=3)
+    dashboard = campaign_dashboard(campaign=campaign)
+    assert dashboard.per_system and sum(p.done for p in dashboard.per_system) > 0
+    stats = campaign_statistics(campaign=campaign, n_boot=20)
+    # The comparative designs get their own tables, per system shown.
+    assert bool(stats["pairwise_preference"]) == ("pairwise" in starter.kinds)
+    assert bool(stats["best_worst"]) == ("bws" in starter.kinds)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = export_job_create(campaign=campaign, requested_by=owner, fmt="csv", options={})
+    job.refresh_from_db()
+    assert job.status == "done", job.error
+    assert job.rows_written == campaign.annotations.count() > 0
+    assert read_export(job).count("\n") >= job.rows_written
