@@ -120,8 +120,10 @@ def test_a_span_may_be_given_by_its_text_alone_when_it_occurs_once():
                                "severity": "minor"}], DATA) == [span("Hund", occurrence=1)]
     with pytest.raises(AnswerInvalid) as exc:
         q.validate_answer([{"text": "Hund", "severity": "minor"}], DATA)
-    assert exc.value.errors == {"errors.1": "Span 1: “Hund” occurs 2 times in the text; give "
-                                            "its start."}
+    assert exc.value.errors == {"errors.1": "Span 1: “Hund” occurs more than once in the "
+                                            "text; give its start."}
+    with pytest.raises(AnswerInvalid, match="occurs more than once"):  # overlapping occurrences
+        q.validate_answer([{"text": "aa", "severity": "minor"}], {"target": "aaa"})
 
 
 @pytest.mark.parametrize(("entry", "message"), [
@@ -379,7 +381,7 @@ def test_a_judges_response_naming_spans_by_their_text_is_stored_with_offsets():
     assert output_answers(schema, item, response)["answers"]["mqm"] == [
         span("Hund", "minor", "accuracy/mistranslation", occurrence=1),
         span("bellt", "major", "fluency/grammar")]
-    with pytest.raises(OutputInvalid, match="“Hund” occurs 2 times in the text; give its start"):
+    with pytest.raises(OutputInvalid, match="“Hund” occurs more than once in the text"):
         output_answers(schema, item, '{"mqm": [{"text": "Hund", "severity": "minor", '
                                      '"category": "fluency/grammar"}]}')
 

@@ -157,3 +157,18 @@ def test_going_back_to_a_saved_item_shows_its_spans(client, esa_campaign):
     value = page.split('name="q-errors" id="f-errors-value" value="')[1].split('"')[0]
     assert json.loads(html.unescape(value)) == saved
     assert "Marked spans: <span class=\"spans-count\">2</span>" in page
+
+
+def test_the_researchers_preview_shows_stored_spans_and_records_nothing(mqm_campaign):
+    from django.test import RequestFactory
+
+    from campaigns.views import render_item_preview
+
+    item = mqm_campaign.items.get()
+    shown = [span("bellt", "major", "fluency/grammar")]
+    response = render_item_preview(RequestFactory().get("/"), mqm_campaign, item,
+                                   values={"mqm": shown})
+    page = response.content.decode()
+    assert response.status_code == 200 and "/static/campaigns/spans.js" in page
+    assert "Major · Fluency / Grammar" in page
+    assert not Annotation.objects.exists()

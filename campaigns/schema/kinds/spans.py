@@ -165,11 +165,10 @@ class SpansQuestion(BaseQuestion):
         if start is None:
             if end is not None:
                 return None, "give start with end."
-            found = text.count(quoted)
-            if found != 1:
-                where = "does not occur" if not found else f"occurs {found} times"
+            start = text.find(quoted)
+            if start < 0 or text.find(quoted, start + 1) >= 0:
+                where = "does not occur" if start < 0 else "occurs more than once"
                 return None, f"“{_short(quoted)}” {where} in the text; give its start."
-            start = text.index(quoted)
         if not _is_int(start) or (end is not None and not _is_int(end)):
             return None, "start and end must be whole numbers."
         end = start + len(quoted) if end is None else end
