@@ -201,6 +201,11 @@ STORAGES = {
             "OPTIONS": {"location": str(MEDIA_ROOT / "imports"), "base_url": None},
         }
     ),
+    # Images items show (display format "image"), served by the worker pages at /item-images/.
+    "item_images": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(MEDIA_ROOT / "item-images"), "base_url": None},
+    },
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -291,6 +296,10 @@ SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 # operator can make: opt in with SECURE_HSTS_PRELOAD=true. Until then W021 is expected.
 SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
+# Hosts item images and instructions' images may come from (https only; exact host names).
+# Each one widens the Content-Security-Policy's img-src below; none by default.
+IMAGE_HOSTS = [h.strip().lower() for h in env.list("IMAGE_HOSTS", default=[]) if h.strip()]
+
 # Content-Security-Policy (django-csp): same-origin everything, no inline scripts anywhere.
 # form-action is left open on purpose: MTurk's externalSubmit form posts to MTurk.
 CONTENT_SECURITY_POLICY = {
@@ -298,7 +307,7 @@ CONTENT_SECURITY_POLICY = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'", "data:"],
+        "img-src": ["'self'", "data:", *[f"https://{host}" for host in IMAGE_HOSTS]],
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
         # Nobody frames a page here; the worker pages let MTurk (annotate.http.frames).

@@ -10,6 +10,7 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("exports/<int:job_id>/download/", views.export_download, name="export_download"),
     path("api/", include("campaigns.api.urls")),
+    path("item-images/<path:name>", views.item_image, name="item_image"),
     path("", include("campaigns.urls")),
     path("", site.home, name="home"),
     path("favicon.ico", site.favicon, name="favicon"),

@@ -94,6 +94,24 @@ def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
     )
 
 
+def images_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """Upload images that items show (display format "image"), and list those uploaded."""
+    from ..services.images import item_images_list, item_images_save
+
+    if request.method == "POST":
+        try:
+            names = item_images_save(campaign=campaign, files=request.FILES.getlist("images"))
+        except ServiceError as exc:
+            messages.error(request, exc.message)
+        else:
+            messages.success(request, f"Stored {len(names)} image(s): {', '.join(names)}.")
+        return redirect(request.path)
+    return TemplateResponse(
+        request, "admin/campaigns/campaign/images.html",
+        _context(model_admin, request, campaign, f"Images for “{campaign.name}”",
+                 images=item_images_list(campaign=campaign)))
+
+
 def preview_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Show the real item page for one item, recording nothing; without ?item= list the items."""
     item_id = request.GET.get("item", "")

@@ -19,7 +19,7 @@ from ..selectors.campaigns import campaigns_visible_to
 from ..selectors.platforms import campaign_platform_setup, platform_warnings
 from ..services import campaigns as campaign_services
 from ..views.safe_markdown import render_markdown
-from . import campaign_pages
+from . import campaign_pages, starters
 from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible
 from .submissions import submissions_view
@@ -44,7 +44,7 @@ class CampaignAdmin(admin.ModelAdmin):
     fieldsets = (
         ("Setup", {"fields": ("name", "slug", "status", "owner", "collaborators", "description",
                               "source", "worker_link")}),
-        ("Task schema", {"fields": ("schema",)}),
+        ("Task schema", {"fields": ("schema", "schema_preview")}),
         ("Instructions and examples", {
             "description": "Markdown, rendered safely (no scripts or styles). The Preview button "
                            "shows unsaved text; the preview rows show the saved text.",
@@ -124,13 +124,19 @@ class CampaignAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         fields = ["status", "worker_link", "instructions_preview", "examples_preview",
-                  "consent_preview", "platform_setup", "mturk_note"]
+                  "consent_preview", "platform_setup", "mturk_note", "schema_preview"]
         if not request.user.is_superuser:
             fields.append("owner")
         return fields
 
     def get_changeform_initial_data(self, request):
-        return {"owner": request.user.pk, **super().get_changeform_initial_data(request)}
+        return {"owner": request.user.pk, **starters.starter_initial(request),
+                **super().get_changeform_initial_data(request)}
+
+    def add_view(self, request, form_url="", extra_context=None):
+        """The add form opens with the gallery of starter templates above it."""
+        return super().add_view(request, form_url, {**starters.gallery_context(request),
+                                                    **(extra_context or {})})
 
     def save_model(self, request, obj, form, change):
         if not change and (not request.user.is_superuser or not obj.owner_id):
@@ -146,6 +152,7 @@ class CampaignAdmin(admin.ModelAdmin):
             created = campaign_services.campaign_create(owner=obj.owner, slug=obj.slug, **fields)
             obj.pk, obj._state.adding = created.pk, False
             obj.refresh_from_db()
+            starters.import_sample_items(self, request, obj)
         for problem in campaign_services.campaign_control_problems(campaign=obj):
             self.message_user(request, f"{problem} Publishing is refused until then.",
                               messages.WARNING)
@@ -193,6 +200,15 @@ class CampaignAdmin(admin.ModelAdmin):
         return _preview(obj.consent_text if obj.pk else "")
 
     @admin.display(description="Prolific setup")
+    @admin.display(description="Preview")
+    def schema_preview(self, obj):
+        # Submits the form itself (unsaved schema, instructions, examples) to the preview.
+        return format_html(
+            '<button type="submit" class="button" formaction="{}" formtarget="_blank" '
+            'formnovalidate>Show the form as the worker will see it</button>'
+            '<div class="help">Opens in a new tab, on a sample item; nothing is saved.</div>',
+            reverse("admin:campaigns_campaign_schema_preview"))
+
     def platform_setup(self, obj):
         if not obj.pk:
             return "Available once saved."
@@ -268,6 +284,8 @@ class CampaignAdmin(admin.ModelAdmin):
                  name=f"{info}_report"),
             path("<int:object_id>/import/", page(campaign_pages.import_view, "change"),
                  name=f"{info}_import"),
+            path("<int:object_id>/images/", page(campaign_pages.images_view, "change"),
+                 name=f"{info}_images"),
             path("<int:object_id>/judgments/", page(campaign_pages.judgments_view, "change"),
                  name=f"{info}_judgments"),
             path("<int:object_id>/preview/", page(campaign_pages.preview_view, "view"),
@@ -285,6 +303,10 @@ class CampaignAdmin(admin.ModelAdmin):
                  page(submissions_view, "view"), name=f"{info}_submissions"),
             path("markdown-preview/", self.admin_site.admin_view(self.markdown_preview_view),
                  name=f"{info}_markdown_preview"),
+            path("schema-preview/", self._editor_view(starters.schema_preview_view, post=True),
+                 name=f"{info}_schema_preview"),
+            path("templates/<slug:name>/items.jsonl",
+                 self._editor_view(starters.sample_items_view), name=f"{info}_starter_items"),
             *super().get_urls(),
         ]
 
@@ -296,6 +318,21 @@ class CampaignAdmin(admin.ModelAdmin):
             raise PermissionDenied
         text = request.POST.get("text", "")[:MARKDOWN_PREVIEW_MAX]
         return JsonResponse({"html": str(render_markdown(text))})
+
+    def _editor_view(self, view, post: bool = False):
+        """A page for whoever may add or change campaigns, not tied to one campaign."""
+        def wrapper(request, *args, **kwargs):
+            if post and request.method != "POST":
+                return HttpResponseNotAllowed(["POST"])
+            if not (self.has_add_permission(request) or self.has_change_permission(request)):
+                raise PermissionDenied
+            try:
+                return view(self, request, *args, **kwargs)
+            except ServiceError as exc:
+                if exc.status == 404:
+                    raise Http404(exc.message) from None
+                raise
+        return self.admin_site.admin_view(update_wrapper(wrapper, view))
 
     def _campaign_for(self, request, object_id, perm: str) -> Campaign:
         """The campaign if this user may see it (else 404) and has `perm` on it (else 403)."""

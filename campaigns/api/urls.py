@@ -3,7 +3,18 @@ from csp.decorators import csp_update
 from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import annotations, campaigns, errors, exports, items, judges, judgments, progress, stats
+from . import (
+    annotations,
+    campaigns,
+    errors,
+    exports,
+    items,
+    judges,
+    judgments,
+    progress,
+    starters,
+    stats,
+)
 from .submissions import SubmissionListApi
 
 app_name = "api"
@@ -15,6 +26,10 @@ urlpatterns = [
     # Swagger UI styles its widgets inline; scripts stay same-origin only (no inline scripts).
     path("docs/", csp_update({"style-src": ["'self'", "'unsafe-inline'"]})(
         SpectacularSwaggerSplitView.as_view(url_name="api:schema")), name="docs"),
+    path("templates/", starters.TemplateListApi.as_view(), name="templates"),
+    path("templates/<slug:name>/", starters.TemplateDetailApi.as_view(), name="template"),
+    path("templates/<slug:name>/campaigns/", starters.TemplateCampaignCreateApi.as_view(),
+         name="template-campaigns"),
     path("campaigns/", campaigns.CampaignListCreateApi.as_view(), name="campaigns"),
     path(CAMPAIGN, campaigns.CampaignDetailApi.as_view(), name="campaign"),
     path(f"{CAMPAIGN}status/", campaigns.CampaignStatusApi.as_view(), name="campaign-status"),

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..images import image_problem
 from ..schema import AnswerInvalid, TaskSchema, validate_answers
 from ..schema.kinds.lines import split_segments
 from ..schema.outputs import OUTPUTS, check_outputs, outputs_from_columns
@@ -103,6 +104,10 @@ def _check_fields(data: dict, row: int, line: int | None, schema: TaskSchema, ou
     for d in schema.display:
         if d.format == "lines" and isinstance(data.get(d.field), str):
             data[d.field] = split_segments(data[d.field], d.split) or data[d.field]
+        if d.format == "image" and data.get(d.field) not in (None, ""):
+            problem = image_problem(data[d.field])
+            if problem:
+                out.add(row, d.field, problem, line)
 
 
 def _check_control(control, gold, tolerance, data, row, line, schema, out) -> str:

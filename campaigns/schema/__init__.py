@@ -46,7 +46,9 @@ Question = _question_type()
 class DisplayField(Strict):
     field: str = Field(min_length=1)
     label: str = ""
-    format: Literal["text", "lines", "pre"] = "text"
+    format: Literal["text", "lines", "pre", "image"] = "text"
+    # With format "image": the item field holding the image's text alternative (else the label).
+    alt_field: str = ""
     prefix: str = ""
     suffix: str = ""
     help: str = ""
@@ -79,7 +81,8 @@ class TaskSchema(Strict):
     @property
     def item_fields(self) -> list[str]:
         """Item data keys every imported row must carry (shown or segmented)."""
-        fields = [d.field for d in self.display]
+        fields = [d.field for d in self.display] + [d.alt_field for d in self.display
+                                                    if d.alt_field]
         fields += [name for q in self.questions for name in q.item_fields()]
         return list(dict.fromkeys(fields))
 

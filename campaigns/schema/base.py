@@ -199,6 +199,19 @@ class BaseQuestion(Strict):
         """The raw answer with the systems in the order the worker was shown them."""
         return raw
 
+    def shuffles_options(self) -> bool:
+        """Whether each assignment shows this question's options in its own order (then the
+        page asks shown_widget() for that order and record_shown() stores it in the answer)."""
+        return False
+
+    def shown_widget(self, extra: dict, seed: str) -> dict:
+        """The widget's context with the options in the order `seed` draws."""
+        return extra
+
+    def record_shown(self, raw: Any, seed: str) -> Any:
+        """The raw answer with the options' order that `seed` showed the worker."""
+        return raw
+
     def preferences(self, answer: Any) -> list[tuple[str, str, float]]:
         """A stored answer as paired comparisons (system shown first, system shown second,
         the first one's result: 1 win, 0.5 tie, 0 loss); [] when it compares no systems."""

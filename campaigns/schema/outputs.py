@@ -75,6 +75,12 @@ def shuffled(n: int, seed: str) -> list[int]:
     return order
 
 
+def options_order(n: int, seed: str, question_id: str) -> list[int]:
+    """The positions of a question's n options as one assignment shows them (questions that
+    shuffle their options; each question of a page gets its own order)."""
+    return shuffled(n, f"{seed}:{question_id}")
+
+
 def shown_data(data: dict | None, seed: str | None) -> dict:
     """The item's data with its outputs in the order this seed shows them (as stored: None)."""
     data = dict(data or {})
@@ -86,11 +92,23 @@ def shown_data(data: dict | None, seed: str | None) -> dict:
 
 
 def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
-    """Raw answers with the outputs' order this assignment showed recorded by each question
-    that judges outputs (the server's order: whatever the browser posted for it is replaced)."""
-    systems = item_systems(shown_data(item.data, order_seed(token, item.pk)))
-    if not systems:
-        return answers
+    """Raw answers with what this assignment showed recorded by each question: the outputs'
+    order (questions that judge outputs) and the options' order (questions that shuffle them).
+    The server's order: whatever the browser posted for it is replaced."""
+    seed = order_seed(token, item.pk)
+    systems = item_systems(shown_data(item.data, seed))
     by_id = {q.id: q for q in schema.questions}
-    return {qid: by_id[qid].record_order(raw, systems) if qid in by_id else raw
-            for qid, raw in answers.items()}
+    shown = {}
+    for qid, raw in answers.items():
+        question = by_id.get(qid)
+        if question is not None and systems:
+            raw = question.record_order(raw, systems)
+        if question is not None and question.shuffles_options():
+            raw = question.record_shown(raw, seed)
+        shown[qid] = raw
+    return shown
+
+
+def needs_shown_answers(schema: Any) -> bool:
+    """Whether answers to this schema record what the page showed (see shown_answers)."""
+    return any(q.judges_outputs or q.shuffles_options() for q in schema.questions)

@@ -28,7 +28,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from ..errors import ServiceError
 from ..models import Assignment, Worker
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
-from ..schema.outputs import order_seed, shown_answers
+from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..services.completion import completion_code_for, completion_redirect_url
 from ..work import (
     annotation_submit,
@@ -191,9 +191,9 @@ def _not_saved(request: HttpRequest, assignment: Assignment) -> HttpResponse:
 
 
 def _with_order(schema, answers: dict, token: str, position: int) -> dict:
-    """The posted answers with the outputs' order as this assignment showed them (read only
-    for a schema with a question that judges several outputs)."""
-    if not any(q.judges_outputs for q in schema.questions):
+    """The posted answers with the outputs' and options' order as this assignment showed them
+    (read only for a schema with a question that judges several outputs or shuffles options)."""
+    if not needs_shown_answers(schema):
         return answers
     _, page = assignment_with_page(token=token, position=position)
     return answers if page is None else shown_answers(schema, answers, page.entry.item, token)

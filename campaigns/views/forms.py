@@ -218,14 +218,18 @@ def split_errors(questions: list[BaseQuestion], errors: dict[str, str]) -> tuple
 
 def question_fields(questions: list[BaseQuestion], *, values: dict | None = None,
                     errors: dict[str, str] | None = None,
-                    item_data: dict | None = None) -> tuple[list[QuestionField], list[str]]:
-    """The questions ready for their partials, and any error that names no question."""
+                    item_data: dict | None = None, order_seed: str | None = None,
+                    ) -> tuple[list[QuestionField], list[str]]:
+    """The questions ready for their partials, and any error that names no question
+    (options that shuffle in the order `order_seed` draws, as in the schema without one)."""
     values = values or {}
     by_question, loose = split_errors(questions, errors or {})
     fields = []
     for q in questions:
         q_errors = by_question[q.id]
         extra = q.widget(values.get(q.id), item_data, q_errors)
+        if order_seed is not None and q.shuffles_options():
+            extra = q.shown_widget(extra, order_seed)
         if q.part_errors:
             # Part errors sit next to their line or criterion; a summary goes on the fieldset.
             parts = [p for p in q_errors if p]

@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from ..images import image_src
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.kinds.lines import split_segments
@@ -40,6 +41,9 @@ def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
                "prefix": d.prefix, "suffix": d.suffix}
         if d.format == "lines":
             row["lines"] = split_segments(value, d.split)
+        elif d.format == "image":
+            row["src"] = image_src(value)
+            row["alt"] = _as_text(data.get(d.alt_field)) if d.alt_field else d.label
         else:
             row["value"] = _as_text(value)
         rows.append(row)
@@ -65,7 +69,8 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
     (cached per schema); "" means: render the partial as usual.
     """
     question = field.question
-    if value is not None or field.errors or question.widget_reads_item:
+    if value is not None or field.errors or question.widget_reads_item \
+            or question.shuffles_options():
         return ""
     cached = _BLANK_WIDGETS.get(id(question))
     if cached is None or cached[0] is not question:
@@ -80,10 +85,12 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
                  values: dict | None = None, errors: dict | None = None,
                  preview: bool = False, order_seed: str | None = None) -> dict:
     """Everything templates/campaigns/item.html needs for one item of an assignment
-    (its several outputs in the order `order_seed` draws, as stored without one)."""
+    (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
+    without one)."""
     schema = parse_schema_cached(campaign.schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
-                                    item_data=shown_data(item.data, order_seed))
+                                    item_data=shown_data(item.data, order_seed),
+                                    order_seed=order_seed)
     for f in fields:
         f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {

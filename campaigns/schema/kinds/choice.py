@@ -1,4 +1,10 @@
-"""`choice`: one option of a nominal set."""
+"""`choice`: one option of a nominal set, optionally shown in a per-assignment order.
+
+With `shuffle_options`, each assignment shows the options in its own order (drawn from the
+assignment's stored token, the item and the question id) and the answer stores it:
+`{"value": v, "order": [option values as shown]}` (no `order` when no page showed one: the
+API, a judge, a gold answer). Exports write it as `<id>.value` and `<id>.order` ("b|a|c").
+"""
 import random
 from typing import Any, ClassVar, Literal
 
@@ -16,6 +22,7 @@ from ..base import (
     prompt_heading,
     require_distinct,
 )
+from ..outputs import options_order
 
 
 class ChoiceQuestion(BaseQuestion):
@@ -30,23 +37,107 @@ class ChoiceQuestion(BaseQuestion):
         require_distinct([o.value for o in self.options], "option values")
         return self
 
-    def validate_answer(self, raw: Any, item_data: dict | None) -> str:
-        values = [o.value for o in self.options]
+    shuffle_options: bool = False
+
+    def _values(self) -> list[str]:
+        return [o.value for o in self.options]
+
+    def _value(self, raw: Any) -> str:
+        values = self._values()
         if not isinstance(raw, str) or raw not in values:
             raise AnswerInvalid({self.id: "Choose one of the options: " + ", ".join(values) + "."})
         return raw
 
+    def is_empty(self, raw: Any) -> bool:
+        if self.shuffle_options and isinstance(raw, dict):
+            return raw.get("value") in (None, "")
+        return super().is_empty(raw)
+
+    def validate_answer(self, raw: Any, item_data: dict | None) -> str | dict:
+        if not self.shuffle_options:
+            return self._value(raw)
+        order = None
+        if isinstance(raw, dict):
+            if set(raw) - {"value", "order"}:
+                raise AnswerInvalid({self.id: 'Expected an option value, or an object with the '
+                                              'keys "value" and "order".'})
+            raw, order = raw.get("value"), raw.get("order")
+        cleaned: dict[str, Any] = {"value": self._value(raw)}
+        if order is not None:
+            if not isinstance(order, list) or sorted(map(str, order)) != sorted(self._values()):
+                raise AnswerInvalid({f"{self.id}.order": "The order must list each option value "
+                                                         "once."})
+            cleaned["order"] = [str(v) for v in order]
+        return cleaned
+
+    # --- the per-assignment order -----------------------------------------------------------
+
+    def shuffles_options(self) -> bool:
+        return self.shuffle_options
+
+    def option_order(self, seed: str) -> list[int]:
+        """The options' positions as this seed shows them (the same seed, the same order)."""
+        return options_order(len(self.options), seed, self.id)
+
+    def shown_widget(self, extra: dict, seed: str) -> dict:
+        return {**extra, "choices": [extra["choices"][i] for i in self.option_order(seed)]}
+
+    def record_shown(self, raw: Any, seed: str) -> Any:
+        value = raw.get("value") if isinstance(raw, dict) else raw
+        if not self.shuffle_options or value in (None, ""):
+            return raw
+        return {"value": value, "order": [self.options[i].value for i in self.option_order(seed)]}
+
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        if isinstance(value, dict):
+            value = value.get("value")
         return {"choices": choices(self.options, value)}
 
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
+        if isinstance(answer, dict):
+            return {**answer, "value": new if answer.get("value") == old else answer.get("value"),
+                    **({"order": [new if v == old else v for v in answer["order"]]}
+                       if isinstance(answer.get("order"), list) else {})}
         return new if answer == old else answer
+
+    # --- exports and agreement: with shuffling, the value and the order shown ----------------
+
+    def parts(self, item_data: dict | None = None) -> list[str]:
+        return ["value", "order"] if self.shuffle_options else [""]
+
+    def atoms(self, answer: Any) -> list[tuple[str, Any]]:
+        if not self.shuffle_options:
+            return [("", answer)]
+        if not isinstance(answer, dict):  # stored before the option was switched on
+            return [("value", answer), ("order", None)]
+        order = answer.get("order")
+        return [("value", answer.get("value")),
+                ("order", "|".join(order) if isinstance(order, list) else None)]
+
+    def path_parts(self) -> list[str] | None:
+        return None if self.shuffle_options else [""]  # the order is joined by atoms()
+
+    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]] | None:
+        if self.shuffle_options:
+            return None  # the Python path writes the shown order as the csv writer does
+        return [("", answer_sql)]
+
+    def sql_atoms(self, answer_sql: str) -> str | None:
+        if self.shuffle_options:
+            return None
+        return f"SELECT ''::text, {answer_sql}, 0"
+
+    def is_free_text(self, part: str) -> bool:
+        return part == "order"  # which position showed what carries no rating to agree on
+
+    def part_texts(self) -> dict[str, str]:
+        return {"value" if self.shuffle_options else "": self.text}
 
     def example_answer(self, item_data: dict | None, rng: random.Random) -> str:
         return rng.choice(self.options).value
 
     def dashboard_rows(self, reader: AnswerReader) -> list:
-        return reader.values(self.id)
+        return reader.values(self.id, "value" if self.shuffle_options else "")
 
     def dashboard_charts(self) -> list[ChartSpec]:
         return [ChartSpec(self.text, [(o.value, o.label) for o in self.options])]
@@ -59,4 +150,10 @@ class ChoiceQuestion(BaseQuestion):
         return "one of the strings " + ", ".join(f'"{o.value}"' for o in self.options)
 
     def json_schema(self, item_data: dict | None) -> dict:
-        return {"type": "string", "enum": [o.value for o in self.options]}
+        value = {"type": "string", "enum": self._values()}
+        if not self.shuffle_options:
+            return value
+        return {"type": "object", "required": ["value"], "additionalProperties": False,
+                "properties": {"value": value, "order": {
+                    "type": "array", "items": value, "minItems": len(self.options),
+                    "maxItems": len(self.options)}}}

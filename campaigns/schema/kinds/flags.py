@@ -1,4 +1,8 @@
-"""`flags`: zero or more reasons from a list, with an optional free-text "other"."""
+"""`flags`: zero or more reasons from a list, with an optional free-text "other".
+
+With `shuffle_options`, each assignment shows the reasons in its own order and the answer
+stores it under `order` (as `choice` does); exports add `<id>.order` ("b|a|c").
+"""
 import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
@@ -19,6 +23,7 @@ from ..base import (
     require_distinct,
     sql_text,
 )
+from ..outputs import options_order
 
 OTHER_MAX_LENGTH = 1000
 
@@ -29,6 +34,7 @@ class FlagsQuestion(BaseQuestion):
     other: bool = False
     other_label: str = "Other"
     required: bool = False
+    shuffle_options: bool = False
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/flags.html"
@@ -46,7 +52,8 @@ class FlagsQuestion(BaseQuestion):
     def validate_answer(self, raw: Any, item_data: dict | None) -> dict:
         if isinstance(raw, list):
             raw = {"selected": raw}
-        if not isinstance(raw, dict) or set(raw) - {"selected", "other"}:
+        keys = {"selected", "other"} | ({"order"} if self.shuffle_options else set())
+        if not isinstance(raw, dict) or set(raw) - keys:
             raise AnswerInvalid({self.id: 'Expected {"selected": [...], "other": "..."}.'})
         selected = raw.get("selected") or []
         values = [o.value for o in self.options]
@@ -64,10 +71,32 @@ class FlagsQuestion(BaseQuestion):
         if len(other) > OTHER_MAX_LENGTH:
             raise AnswerInvalid({self.id: f"At most {OTHER_MAX_LENGTH} characters, please."})
         # Keep the schema's order so equal answers compare equal.
-        cleaned = {"selected": [v for v in values if v in selected]}
+        cleaned: dict[str, Any] = {"selected": [v for v in values if v in selected]}
         if other:
             cleaned["other"] = other
+        order = raw.get("order")
+        if order is not None:
+            if not isinstance(order, list) or sorted(map(str, order)) != sorted(values):
+                raise AnswerInvalid({f"{self.id}.order": "The order must list each reason "
+                                                         "once."})
+            cleaned["order"] = [str(v) for v in order]
         return cleaned
+
+    # --- the per-assignment order -----------------------------------------------------------
+
+    def shuffles_options(self) -> bool:
+        return self.shuffle_options
+
+    def option_order(self, seed: str) -> list[int]:
+        return options_order(len(self.options), seed, self.id)
+
+    def shown_widget(self, extra: dict, seed: str) -> dict:
+        return {**extra, "choices": [extra["choices"][i] for i in self.option_order(seed)]}
+
+    def record_shown(self, raw: Any, seed: str) -> Any:
+        if not self.shuffle_options or not isinstance(raw, dict):
+            return raw
+        return {**raw, "order": [self.options[i].value for i in self.option_order(seed)]}
 
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         selected = set(answer.get("selected", []))
@@ -77,12 +106,18 @@ class FlagsQuestion(BaseQuestion):
         atoms += [(o.value, int(o.value in selected)) for o in self.options]
         if self.other:
             atoms.append(("other", answer.get("other", "")))
+        if self.shuffle_options:
+            order = answer.get("order")
+            atoms.append(("order", "|".join(order) if isinstance(order, list) else None))
         return atoms
 
     def parts(self, item_data: dict | None = None) -> list[str]:
-        return ["", *(o.value for o in self.options), *(["other"] if self.other else [])]
+        return ["", *(o.value for o in self.options), *(["other"] if self.other else []),
+                *(["order"] if self.shuffle_options else [])]
 
-    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]]:
+    def sql_parts(self, answer_sql: str, parts: list[str]) -> list[tuple[str, str]] | None:
+        if self.shuffle_options:
+            return None  # the Python path writes the shown order as the csv writer does
         # atoms() needs an object whose "selected" (if any) is a list of hashables; anything
         # else (exported as JSON text by the Python path) goes to the Python path.
         sel = f"({answer_sql} -> 'selected')"
@@ -104,7 +139,9 @@ class FlagsQuestion(BaseQuestion):
             for p in parts
         ]
 
-    def sql_atoms(self, answer_sql: str) -> str:
+    def sql_atoms(self, answer_sql: str) -> str | None:
+        if self.shuffle_options:
+            return None
         exprs = dict(self.sql_parts("g.r", self.parts()))
         rows = ", ".join(f"({sql_text(p)}, {exprs[p]}, {n})" for n, p in enumerate(self.parts()))
         return (
@@ -118,10 +155,13 @@ class FlagsQuestion(BaseQuestion):
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         if not isinstance(answer, dict) or not isinstance(answer.get("selected"), list):
             return answer
-        return {**answer, "selected": [new if v == old else v for v in answer["selected"]]}
+        renamed = {**answer, "selected": [new if v == old else v for v in answer["selected"]]}
+        if isinstance(answer.get("order"), list):
+            renamed["order"] = [new if v == old else v for v in answer["order"]]
+        return renamed
 
     def is_free_text(self, part: str) -> bool:
-        return part == "other"
+        return part in ("other", "order")
 
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         value = value if isinstance(value, dict) else {"selected": value or []}
@@ -163,5 +203,9 @@ class FlagsQuestion(BaseQuestion):
             "type": "string", "enum": [o.value for o in self.options]}}}
         if self.other:
             properties["other"] = {"type": "string", "maxLength": OTHER_MAX_LENGTH}
+        if self.shuffle_options:
+            properties["order"] = {"type": "array", "items": properties["selected"]["items"],
+                                   "minItems": len(self.options),
+                                   "maxItems": len(self.options)}
         return {"type": "object", "properties": properties, "required": ["selected"],
                 "additionalProperties": False}
