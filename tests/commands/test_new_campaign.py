@@ -43,6 +43,6 @@ def test_bad_arguments_are_one_line_errors_and_nothing_is_created(owner, args, m
 
 
 def test_a_taken_slug_is_refused(owner, campaign):
-    with pytest.raises(CommandError, match="already exists"):
+    with pytest.raises(CommandError, match="slug is not available"):
         call_command("new_campaign", "--template", "esa", "--slug", campaign.slug,
                      "--owner", owner.username)
