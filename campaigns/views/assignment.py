@@ -35,6 +35,7 @@ from ..work import (
     assignment_by_token,
     assignment_entries,
     assignment_is_open,
+    assignment_opened,
     assignment_progress,
     assignment_submit,
     assignment_with_page,
@@ -123,6 +124,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
             return _closed(request, assignment)
         if page is None:
             raise Http404("This assignment has no such item.")
+        assignment_opened(assignment)  # the reservation becomes the full timeout
         values = page.entry.annotation.answers if page.entry.annotation else None
         return _render_item(request, assignment, page, values=values)
     if not form_key_valid(request, _binding(token)):

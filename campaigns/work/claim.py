@@ -11,7 +11,7 @@ import json
 import random
 import time
 from contextlib import nullcontext
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import Exists, JSONField, Model, OuterRef
@@ -20,7 +20,7 @@ from django.utils import timezone
 from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
 from ..models import Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
-from .expiry import assignments_expire, expire_lazily
+from .expiry import assignments_expire, expire_lazily, first_deadline
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
            "new_row_json", "worker_assignment_cap"]
@@ -94,7 +94,7 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
     """
     controls = _pick_control_items(campaign, worker)  # read-only: needs no lock
     assignment = Assignment(campaign=campaign, worker=worker, **platform_ids,
-                            deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes))
+                            deadline=first_deadline(campaign, now))
     params = [worker.pk, now, campaign.items_per_assignment,
               worker_assignment_cap(campaign, worker), controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)

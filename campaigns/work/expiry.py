@@ -1,13 +1,17 @@
 """Expiry: active assignments past their deadline give back the slots of unanswered items.
 
+A new assignment's first deadline is a short reservation (ASSIGNMENT_RESERVATION_MINUTES);
+the first item page the worker opens extends it to the campaign's full timeout. Work claimed
+and never looked at (a script's, or a worker who closed the tab) is given back in minutes.
 A researcher can release an abandoned assignment before its deadline the same way.
 """
 from __future__ import annotations
 
 import time
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
@@ -15,12 +19,34 @@ from django.utils import timezone
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item
 from .locking import for_update
 
-__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignment_release", "assignments_expire",
-           "expire_lazily"]
+__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignment_opened", "assignment_release",
+           "assignments_expire", "expire_lazily", "first_deadline"]
 
 EXPIRE_BATCH = 500
 LAZY_EXPIRY_SECONDS = 5.0
 _LAST_LAZY_EXPIRY: dict[int, float] = {}  # campaign id -> when this process last expired
+
+
+def first_deadline(campaign: Campaign, now: datetime) -> datetime:
+    """A new assignment's deadline: the reservation window, or the campaign's full timeout
+    when the window is off (0) or not shorter."""
+    timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
+    reservation = timedelta(minutes=settings.ASSIGNMENT_RESERVATION_MINUTES)
+    return now + (reservation if timedelta(0) < reservation < timeout else timeout)
+
+
+def assignment_opened(assignment: Assignment) -> None:
+    """An item page of this open assignment was shown: a reservation becomes the campaign's
+    full timeout, counted from the claim. One conditional UPDATE, on the first page only
+    (later pages see the full deadline and write nothing); an assignment that expired
+    meanwhile stays expired."""
+    full = assignment.started_at + timedelta(minutes=assignment.campaign.assignment_timeout_minutes)
+    if assignment.deadline >= full - timedelta(seconds=1):  # already the full timeout
+        return
+    if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ACTIVE,
+                                 deadline__gt=timezone.now(), deadline__lt=full
+                                 ).update(deadline=full):
+        assignment.deadline = full
 
 
 def assignments_expire(*, now: datetime | None = None, campaign: Campaign | None = None) -> int:
