@@ -25,7 +25,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.http.ratelimit import START_MESSAGE, start_retry_after, too_many_requests
 
-from ..errors import NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
+from ..errors import NotLive, NoWorkAvailable, ResumeRefused, ServiceError, WorkerLimitReached
 from ..models import Assignment, Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
 from ..services.completion import no_work_redirect_url
@@ -284,10 +284,6 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
     if campaign.consent_text and not consented:
         return _with_cookie(request, _page(request, campaign, params, identity, status=400,
                                            consent_error=CONSENT_REQUIRED), new_cookie)
-    if worker is not None:  # returning: their open assignment, if this browser owns it
-        current = worker_open_assignment(worker=worker)
-        if current is not None:
-            return _resume(request, campaign, params, worker, current)
     retry_after = start_retry_after(request, campaign_id=campaign.pk,
                                     worker_key=f"{platform}:{platform_id}")
     if retry_after is not None:  # nothing created, nothing claimed
@@ -305,8 +301,12 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
                 return _with_cookie(request, _page(
                     request, campaign, params, identity, status=400, consent_checked=consented,
                     intake_values=answers, intake_errors=exc.errors), new_cookie)
-        assignment = assignment_claim(campaign=campaign, worker=worker,
-                                      platform_ids=params.claim_kwargs())
+        owner = worker  # the open assignment is resumed only for its browser or session
+        assignment = assignment_claim(
+            campaign=campaign, worker=worker, platform_ids=params.claim_kwargs(),
+            may_resume=lambda current: _owns(request, params, owner, current))
+    except ResumeRefused:
+        return _not_owner(request, campaign, params)
     except ServiceError as exc:
         return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
                             new_cookie)
