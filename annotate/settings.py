@@ -309,12 +309,12 @@ RATELIMIT_PER_TOKEN = env.int("RATELIMIT_PER_TOKEN", default=120)
 RATELIMIT_PER_ADDRESS = env.int("RATELIMIT_PER_ADDRESS", default=600)
 # Number of reverse proxies in front of gunicorn whose X-Forwarded-For entries to trust (0: none).
 RATELIMIT_TRUSTED_PROXIES = env.int("RATELIMIT_TRUSTED_PROXIES", default=0)
-# Starts (being handed new work) per CLAIM_WINDOW_SECONDS, far below the page limits: per
-# client address and study, per worker id (platform id or plain-link cookie) and study, and
-# per study from everywhere. A person starts a study once or a few times.
+# Starts (being handed work) per CLAIM_WINDOW_SECONDS, far below the page limits: newcomers
+# (ids a study has not seen) per client address and study, and per study from everywhere;
+# every start per worker id (platform id or plain-link cookie) and study.
 CLAIM_WINDOW_SECONDS = env.int("CLAIM_WINDOW_SECONDS", default=600)
 CLAIM_LIMIT_PER_ADDRESS = env.int("CLAIM_LIMIT_PER_ADDRESS", default=10)
-CLAIM_LIMIT_PER_WORKER = env.int("CLAIM_LIMIT_PER_WORKER", default=5)
+CLAIM_LIMIT_PER_WORKER = env.int("CLAIM_LIMIT_PER_WORKER", default=60)
 CLAIM_LIMIT_PER_STUDY = env.int("CLAIM_LIMIT_PER_STUDY", default=2000)
 # Minutes a new assignment holds its items before the worker opens one of them; opening an
 # item page extends the hold to the campaign's full timeout (0: the full timeout at once).

@@ -7,9 +7,9 @@ as JSON. Two families of limits:
 
 - pages: every request to a worker page, per assignment token and per client address
   (RATELIMIT_PER_TOKEN, RATELIMIT_PER_ADDRESS per RATELIMIT_WINDOW_SECONDS);
-- starts: every attempt to be handed new work (the study link's start POST), per client
-  address and study, per study, and per worker id (CLAIM_LIMIT_*), far below the page limit,
-  so that a loop of made-up ids cannot empty a campaign.
+- starts: every attempt to be handed work (the study link's start POST), per worker id, and
+  a newcomer's per client address and study and per study (CLAIM_LIMIT_*), far below the
+  page limit, so that a loop of made-up ids cannot empty a campaign.
 """
 from __future__ import annotations
 
@@ -102,17 +102,27 @@ def reset() -> None:
             logger.warning("rate limits not reset: %s", exc)
 
 
-def start_retry_after(request: HttpRequest, *, campaign_id: int, worker_key: str) -> int | None:
-    """Count an attempt to be handed new work on study `campaign_id` by `worker_key` (platform
-    and id: a Prolific or MTurk id, or a plain link's cookie); the seconds to wait when one of
-    the start limits is reached, else None. The one place that states those limits."""
+def start_retry_after(request: HttpRequest, *, campaign_id: int, worker_key: str,
+                      newcomer: bool) -> int | None:
+    """Count an attempt to be handed work on study `campaign_id` by `worker_key` (platform and
+    id: a Prolific or MTurk id, or a plain link's cookie); the seconds to wait when one of the
+    start limits is reached, else None. The one place that states those limits:
+
+    - every start counts per worker id and study (CLAIM_LIMIT_PER_WORKER);
+    - a newcomer's start (an id this study has not seen) also counts per client address and
+      study (CLAIM_LIMIT_PER_ADDRESS) and per study (CLAIM_LIMIT_PER_STUDY). A loop of made-up
+      ids, or a browser that drops its cookie, is a stream of newcomers from one address; a
+      worker who comes back for more work is not.
+    """
     if not settings.RATELIMIT_ENABLED:
         return None
     window = settings.CLAIM_WINDOW_SECONDS
-    address = client_address(request)
-    checks = (("start-address", f"{campaign_id}:{address}", settings.CLAIM_LIMIT_PER_ADDRESS),
-              ("start-worker", f"{campaign_id}:{worker_key}", settings.CLAIM_LIMIT_PER_WORKER),
-              ("start-study", str(campaign_id), settings.CLAIM_LIMIT_PER_STUDY))
+    checks = [("start-worker", f"{campaign_id}:{worker_key}", settings.CLAIM_LIMIT_PER_WORKER)]
+    if newcomer:
+        address = client_address(request)
+        checks += [("start-address", f"{campaign_id}:{address}",
+                    settings.CLAIM_LIMIT_PER_ADDRESS),
+                   ("start-study", str(campaign_id), settings.CLAIM_LIMIT_PER_STUDY)]
     for scope, key, limit in checks:
         retry_after = hit(scope=scope, key=key, limit=limit, window=window)
         if retry_after is not None:

@@ -285,7 +285,8 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
         return _with_cookie(request, _page(request, campaign, params, identity, status=400,
                                            consent_error=CONSENT_REQUIRED), new_cookie)
     retry_after = start_retry_after(request, campaign_id=campaign.pk,
-                                    worker_key=f"{platform}:{platform_id}")
+                                    worker_key=f"{platform}:{platform_id}",
+                                    newcomer=worker is None)
     if retry_after is not None:  # nothing created, nothing claimed
         return too_many_requests(request, retry_after, "start", START_MESSAGE)
     try:

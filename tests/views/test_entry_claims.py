@@ -96,7 +96,6 @@ def test_one_address_starts_a_few_times_then_gets_a_clear_429_and_nothing_is_cre
 
 def test_a_plain_link_cookie_is_limited_too(client, owner, limits_on):
     """One browser (one cookie) that gets its work given back and starts again and again."""
-    limits_on.CLAIM_LIMIT_PER_ADDRESS = 4
     campaign = make_campaign(owner=owner, items_per_assignment=1)
     make_items(campaign, 5)
     for _ in range(2):
@@ -106,9 +105,24 @@ def test_a_plain_link_cookie_is_limited_too(client, owner, limits_on):
     response = client.post(entry(campaign))
     assert response.status_code == 429
     assert Assignment.objects.count() == 2
-    # Dropping the cookie gives a new worker, but the address limit still counts.
+    # Dropping the cookie makes a newcomer each time, and newcomers count per address.
+    assert Client().post(entry(campaign)).status_code == 302
     assert Client().post(entry(campaign)).status_code == 302
     assert Client().post(entry(campaign)).status_code == 429
+    assert Assignment.objects.count() == 4
+
+
+def test_a_returning_worker_doing_many_assignments_is_not_held_to_the_newcomer_limit(
+        client, owner, limits_on):
+    limits_on.CLAIM_LIMIT_PER_ADDRESS = 1
+    limits_on.CLAIM_LIMIT_PER_WORKER = 10
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=1)
+    make_items(campaign, 6)
+    for _ in range(6):  # one-item assignments, one after another
+        response = client.post(entry(campaign))
+        assert response.status_code == 302
+        assert client.post(response["Location"], VALID_CONTINUATION).status_code == 302
+    assert Assignment.objects.filter(status="submitted").count() == 6
 
 
 def test_a_study_is_limited_from_everywhere(client, continuation, limits_on):
