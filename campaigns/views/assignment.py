@@ -160,6 +160,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     assignment = saved.assignment
     if saved.handed_in:  # that was the last unanswered item: the work is in
         return HttpResponseRedirect(done_url(assignment))
+    assignment_opened(assignment)  # an answer given without the page shown first counts too
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)

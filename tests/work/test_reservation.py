@@ -97,3 +97,15 @@ def test_the_wait_shown_to_a_latecomer_follows_the_reservation(client, scarce, s
     response = client.post(reverse("campaigns:entry", args=[scarce.slug]))
     assert response.status_code == 409
     assert "come back in about 3 minutes" in response.content.decode()
+
+
+def test_an_answer_given_without_the_page_shown_first_extends_the_hold_too(client, scarce,
+                                                                             settings):
+    from tests.views.conftest import VALID_CONTINUATION
+
+    settings.RATELIMIT_ENABLED = False
+    held = claim(scarce, "quick")
+    response = client.post(reverse("campaigns:item", args=[held.token, 1]), VALID_CONTINUATION)
+    assert response.status_code == 302
+    held.refresh_from_db()
+    assert held.deadline == held.started_at + timedelta(minutes=60)
