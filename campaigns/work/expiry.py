@@ -24,7 +24,11 @@ __all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignment_opened", "assignme
            "assignments_expire", "expire_lazily", "first_deadline"]
 
 EXPIRE_BATCH = 500
+# The extension's commit does not wait for its WAL to reach the disk (synchronous_commit off
+# for this transaction): lost in a crash, it is made again by the worker's next page, and the
+# item page does not wait for a disk flush.
 _OPENED_SQL = (f"UPDATE {Assignment._meta.db_table} SET deadline = %s "  # noqa: S608 (names from the models)
+               "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit "
                f"WHERE id = %s AND status = '{Assignment.Status.ACTIVE}' "
                "AND deadline > %s AND deadline < %s")
 LAZY_EXPIRY_SECONDS = 5.0
