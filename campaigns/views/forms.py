@@ -155,7 +155,7 @@ def clean_turk_submit_to(value: str | None) -> str:
 # The participant ids the platforms issue: Prolific's are 24 hexadecimal characters (like its
 # study and session ids), MTurk's worker ids an A and 12 to 20 capitals and digits. Any other
 # id is made up, and a loop of made-up ids is how a script would hoard a campaign's work.
-PROLIFIC_PID_SHAPE = re.compile(r"^[0-9a-fA-F]{24}$")
+PROLIFIC_PID_SHAPE = re.compile(r"^[0-9a-f]{24}$")
 MTURK_WORKER_ID_SHAPE = re.compile(r"^A[A-Z0-9]{12,20}$")
 
 
@@ -164,7 +164,7 @@ def platform_params(data) -> PlatformParams:
     and a participant id not in its platform's form is refused (platform_id_refused)."""
     if data.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
         return PlatformParams(platform="mturk", preview=True)
-    pid = _clean_id(data.get("PROLIFIC_PID"))
+    pid = _clean_id(data.get("PROLIFIC_PID")).lower()  # one participant, however spelt
     if pid and not PROLIFIC_PID_SHAPE.match(pid):
         return PlatformParams(platform_id_refused="prolific")
     if pid:

@@ -69,8 +69,10 @@ def test_ids_in_the_platforms_form_start(client, continuation, platform_id):
     response = client.post(entry(continuation), {"workerId": platform_id, "assignmentId": "3X",
                                                  "hitId": "H"})
     assert response.status_code == 302
-    assert client.post(entry(continuation), {**PROLIFIC, "PROLIFIC_PID": "5F1A2B3C4D5E6F7A8B9C0D1E"}
-                       ).status_code == 302  # Prolific's hex, in either case
+    upper = {**PROLIFIC, "PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"].upper()}
+    assert client.post(entry(continuation), upper).status_code == 302
+    # Prolific's hex in capitals is the same participant.
+    assert Worker.objects.get(platform="prolific").platform_id == PROLIFIC["PROLIFIC_PID"]
 
 
 # --- start limits ---------------------------------------------------------------------------
