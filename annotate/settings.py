@@ -321,18 +321,25 @@ WORKER_FRAME_ANCESTORS = env.list(
     "WORKER_FRAME_ANCESTORS",
     default=["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"])
 
-# Rate limits on the worker pages (/c/, /a/), fixed windows in the cache. A real worker submits
-# at most one item every few seconds (a few requests each); a script hammering a page does not.
+# Rate limits on the worker pages (/c/, /a/), moving windows (annotate/http/ratelimit.py) kept
+# in Redis when the cache is Redis, else in process memory; a store that is down limits nobody.
+# A real worker submits at most one item every few seconds (a few requests each).
 RATELIMIT_ENABLED = env.bool("RATELIMIT_ENABLED", default=True)
 RATELIMIT_WINDOW_SECONDS = env.int("RATELIMIT_WINDOW_SECONDS", default=60)
 RATELIMIT_PER_TOKEN = env.int("RATELIMIT_PER_TOKEN", default=120)
 RATELIMIT_PER_ADDRESS = env.int("RATELIMIT_PER_ADDRESS", default=600)
 # Number of reverse proxies in front of gunicorn whose X-Forwarded-For entries to trust (0: none).
 RATELIMIT_TRUSTED_PROXIES = env.int("RATELIMIT_TRUSTED_PROXIES", default=0)
-# django-ratelimit counts them; a counter the cache cannot store lets the request through.
-# (django_ratelimit is not an installed app: its system check rejects the per-process memory
-# cache of the embedded mode, where one process and its own counters are what we want.)
-RATELIMIT_FAIL_OPEN = True
+# Starts (being handed work) per CLAIM_WINDOW_SECONDS, far below the page limits: newcomers
+# (ids a study has not seen) per client address and study, and per study from everywhere;
+# every start per worker id (platform id or plain-link cookie) and study.
+CLAIM_WINDOW_SECONDS = env.int("CLAIM_WINDOW_SECONDS", default=600)
+CLAIM_LIMIT_PER_ADDRESS = env.int("CLAIM_LIMIT_PER_ADDRESS", default=10)
+CLAIM_LIMIT_PER_WORKER = env.int("CLAIM_LIMIT_PER_WORKER", default=60)
+CLAIM_LIMIT_PER_STUDY = env.int("CLAIM_LIMIT_PER_STUDY", default=2000)
+# Minutes a new assignment holds its items before the worker opens one of them; opening an
+# item page extends the hold to the campaign's full timeout (0: the full timeout at once).
+ASSIGNMENT_RESERVATION_MINUTES = env.int("ASSIGNMENT_RESERVATION_MINUTES", default=5)
 
 # Request bodies, one limit per kind of path (annotate/http/limits.py), checked against
 # Content-Length before anything reads the body; larger is a 413 (page or JSON).

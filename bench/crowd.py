@@ -36,6 +36,7 @@ nearly empty tables keeps query plans made for a few rows.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import http.client
 import json
 import os
@@ -269,7 +270,8 @@ class Client:
 def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: dict,
                 stop: threading.Event) -> None:
     """One worker: the study link once, then claim, item page, submit until time is up."""
-    ids = {"PROLIFIC_PID": tag, "STUDY_ID": "bench", "SESSION_ID": tag}
+    pid = hashlib.sha256(tag.encode()).hexdigest()[:24]  # in Prolific's form
+    ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
     status, _, html = client.request(ENTRY, "GET", f"/c/{slug}/?{urllib.parse.urlencode(ids)}")
     match = FORM_KEY_FIELD.search(html)
     if status != 200 or not match:

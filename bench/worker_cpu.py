@@ -93,7 +93,7 @@ class Worker:
     """One worker's browser: the study link opened once, its start form's key and ids."""
 
     def __init__(self, client: Client, meter: Meter, slug: str):
-        pid = f"cpu-{time.time_ns()}"
+        pid = f"{time.time_ns():024x}"[-24:]  # in Prolific's form (24 hexadecimal characters)
         self.slug = slug
         self.ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
         response = meter.request(crowd.ENTRY, client.get, f"/c/{slug}/", self.ids)

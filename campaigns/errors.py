@@ -35,5 +35,11 @@ class WorkerLimitReached(ServiceError):
     code, status = "worker_limit_reached", 409
 
 
+class ResumeRefused(ServiceError):
+    """The worker has open work that the caller may not continue (another browser's)."""
+
+    code, status = "resume_refused", 403
+
+
 class Conflict(ServiceError):
     code, status = "conflict", 409

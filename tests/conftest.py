@@ -39,10 +39,14 @@ def _fast_password_hashing(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
-    """Rate-limit counters (the cache) start empty in each test: every test client is 127.0.0.1."""
+    """Rate-limit counters and the cache start empty in each test: every test client is
+    127.0.0.1."""
     from django.core.cache import cache
 
+    from annotate.http import ratelimit
+
     cache.clear()
+    ratelimit.reset()
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
 """Factories for test objects; schemas cover every question kind."""
+import hashlib
 import itertools
 
 from campaigns.models import Campaign
@@ -150,3 +151,14 @@ MQM_SCHEMA = {
               "weights": {"minor": 25, "major": 25, "critical": 25}}]},
     ],
 }
+
+
+
+def prolific_pid(name: str) -> str:
+    """A participant id in Prolific's form (24 hexadecimal characters), the same for a name."""
+    return hashlib.sha256(f"prolific:{name}".encode()).hexdigest()[:24]
+
+
+def mturk_worker_id(name: str) -> str:
+    """A worker id in MTurk's form (A and 13 capitals and digits), the same for a name."""
+    return "A" + hashlib.sha256(f"mturk:{name}".encode()).hexdigest()[:13].upper()

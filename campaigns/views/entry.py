@@ -1,11 +1,14 @@
 """The study link /c/<slug>/: instructions, consent and intake, then a claimed assignment.
 
 Who the worker is comes from the platform's URL parameters (Prolific, MTurk) or, for a
-plain link, from a long random signed cookie. GET never hands out work; POST starts.
-A worker who comes back finds their open assignment, or the done page of their submitted
-one (same code, same way back to the platform) unless they may and ask to do more. A
-Prolific link without a usable participant id, and an MTurk link whose turkSubmitTo is not
-MTurk's, get a page that says so instead of an anonymous start.
+plain link, from a long random signed cookie. GET never hands out work; POST starts, within
+the start limits (annotate/http/ratelimit.py, start_retry_after). A worker who comes back
+finds their open assignment, or the done page of their submitted one (same code, same way
+back to the platform) unless they may and ask to do more; a platform id is not secret, so
+that needs this browser's owner cookie or the platform's proof of the same session (_owns).
+A Prolific link without a usable participant id, one whose participant id is not in the
+platform's form, and an MTurk link whose turkSubmitTo is not MTurk's, get a page that says
+so instead of a start.
 """
 from __future__ import annotations
 
@@ -14,12 +17,15 @@ import secrets
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from ..errors import NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
+from annotate.http.ratelimit import START_MESSAGE, start_retry_after, too_many_requests
+
+from ..errors import NotLive, NoWorkAvailable, ResumeRefused, ServiceError, WorkerLimitReached
 from ..models import Assignment, Campaign, Worker
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
 from ..services.completion import no_work_redirect_url
@@ -57,11 +63,17 @@ from .pages import (
 COOKIE_NAME = "annotate_wid"
 COOKIE_SALT = "campaigns.link-worker"
 COOKIE_MAX_AGE = 180 * 24 * 3600
+# Set on the study link's path when a platform worker starts or resumes: this browser is the
+# one that holds that worker's work (their signed worker id).
+OWNER_COOKIE = "annotate_owner"
+OWNER_SALT = "campaigns.owner"
 CONSENT_REQUIRED = "Please tick the box to agree before you start."
 # A study that is not open yet (or for now) shows a neutral page: not its name, description,
 # instructions, examples or consent text, which its researcher has not published.
 WITHHELD = (Campaign.Status.DRAFT, Campaign.Status.PAUSED)
 Identity = tuple[str, str, str | None]
+PLATFORM_ID_NAMES = {"prolific": ("Prolific", "PROLIFIC_PID"),
+                     "mturk": ("Mechanical Turk", "workerId")}
 
 
 def _identity(request: HttpRequest, params: PlatformParams) -> tuple[str, str, str | None]:
@@ -146,7 +158,7 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     if worker is not None:
         earlier = _earlier_assignment(campaign, params, worker, data)
         if earlier is not None:  # resume the open one, or show the submitted one's code
-            return HttpResponseRedirect(resume_url(earlier))
+            return _resume(request, campaign, params, worker, earlier)
     if not campaign.is_live:
         return _page(request, campaign, params, identity)
     return _with_cookie(request, _page(request, campaign, params, identity, worker=worker),
@@ -169,6 +181,14 @@ def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformPara
             message="Its turkSubmitTo is not Mechanical Turk's (https://www.mturk.com or "
                     "https://workersandbox.mturk.com), so finished work could not be sent back. "
                     "Please open the HIT from Mechanical Turk.")
+    if params.platform_id_refused:
+        name, field = PLATFORM_ID_NAMES[params.platform_id_refused]
+        return message_page(
+            request, heading=f"This link's {name} ID is not valid", status=400,
+            campaign=campaign,
+            message=f"The {field} in this link is not in the form {name} gives its "
+                    f"participants, so no work was handed out. Please open the study from "
+                    f"{name} again; if this keeps happening, contact the researchers there.")
     prolific_expected = campaign.recruitment == Campaign.Recruitment.PROLIFIC
     if params.prolific_id_missing or (prolific_expected and not params.platform):
         return message_page(
@@ -178,6 +198,52 @@ def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformPara
                     "to your submission or paid. Please go back to Prolific "
                     "(app.prolific.com) and open the study from there.")
     return None
+
+
+def _owns(request: HttpRequest, params: PlatformParams, worker: Worker,
+          assignment: Assignment) -> bool:
+    """Whether this browser may continue `assignment` or see its code. Platform ids are not
+    secret (anyone can type one into the link), so for Prolific and MTurk it takes this
+    browser's owner cookie, or the platform's proof of the same session: Prolific's
+    SESSION_ID or MTurk's assignmentId as sent when the assignment was claimed. A plain
+    link's worker id is this browser's own signed cookie."""
+    if worker.platform == Worker.Platform.LINK:
+        return True
+    cookie = request.get_signed_cookie(OWNER_COOKIE, default=None, salt=OWNER_SALT)
+    if cookie == str(worker.pk):
+        return True
+    return bool((params.session_id and params.session_id == assignment.session_id)
+                or (params.mturk_assignment_id
+                    and params.mturk_assignment_id == assignment.mturk_assignment_id))
+
+
+def _with_owner(request: HttpRequest, response: HttpResponse, campaign: Campaign,
+                worker_id: int, platform: str) -> HttpResponse:
+    """Mark this browser as the holder of a platform worker's work on this study."""
+    if platform != Worker.Platform.LINK:
+        response.set_signed_cookie(
+            OWNER_COOKIE, str(worker_id), salt=OWNER_SALT, max_age=COOKIE_MAX_AGE,
+            path=reverse("campaigns:entry", args=[campaign.slug]), httponly=True,
+            samesite="Lax", secure=request.is_secure())
+    return response
+
+
+def _resume(request: HttpRequest, campaign: Campaign, params: PlatformParams, worker: Worker,
+            assignment: Assignment) -> HttpResponse:
+    """To the worker's earlier assignment, if this browser owns it; else a neutral page."""
+    if not _owns(request, params, worker, assignment):
+        return _not_owner(request, campaign, params)
+    return _with_owner(request, HttpResponseRedirect(resume_url(assignment)), campaign,
+                       worker.pk, worker.platform)
+
+
+def _not_owner(request: HttpRequest, campaign: Campaign, params: PlatformParams) -> HttpResponse:
+    name = PLATFORM_ID_NAMES.get(params.platform, ("the platform", ""))[0]
+    return message_page(
+        request, heading="Please continue where you started", status=403, campaign=campaign,
+        message=f"Work for this participant was started in another browser or session. "
+                f"Please continue in the browser where you started, or open the study again "
+                f"from {name}. Work that is not continued is given back after a while.")
 
 
 def _wants_more(params: PlatformParams, submitted: Assignment, data) -> bool:
@@ -226,6 +292,11 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
     if campaign.consent_text and not consented:
         return _with_cookie(request, _page(request, campaign, params, identity, status=400,
                                            consent_error=CONSENT_REQUIRED), new_cookie)
+    retry_after = start_retry_after(request, campaign_id=campaign.pk,
+                                    worker_key=f"{platform}:{platform_id}",
+                                    newcomer=worker is None)
+    if retry_after is not None:  # nothing created, nothing claimed
+        return too_many_requests(request, retry_after, "start", START_MESSAGE)
     try:
         worker = worker or worker_get_or_create(campaign=campaign, platform=platform,
                                                 platform_id=platform_id)
@@ -239,12 +310,18 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
                 return _with_cookie(request, _page(
                     request, campaign, params, identity, status=400, consent_checked=consented,
                     intake_values=answers, intake_errors=exc.errors), new_cookie)
-        assignment = assignment_claim(campaign=campaign, worker=worker,
-                                      platform_ids=params.claim_kwargs())
+        owner = worker  # the open assignment is resumed only for its browser or session
+        assignment = assignment_claim(
+            campaign=campaign, worker=worker, platform_ids=params.claim_kwargs(),
+            may_resume=lambda current: _owns(request, params, owner, current))
+    except ResumeRefused:
+        return _not_owner(request, campaign, params)
     except ServiceError as exc:
         return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
                             new_cookie)
-    return _with_cookie(request, HttpResponseRedirect(resume_url(assignment)), new_cookie)
+    response = _with_owner(request, HttpResponseRedirect(resume_url(assignment)), campaign,
+                           worker.pk, platform)
+    return _with_cookie(request, response, new_cookie)
 
 
 def _no_work(request: HttpRequest, campaign: Campaign, params: PlatformParams,
@@ -254,6 +331,8 @@ def _no_work(request: HttpRequest, campaign: Campaign, params: PlatformParams,
     if isinstance(exc, WorkerLimitReached) and worker is not None:
         submitted = worker_submitted_assignment(worker=worker)
         if submitted is not None and not _wants_more(params, submitted, data):
+            if not _owns(request, params, worker, submitted):
+                return _not_owner(request, campaign, params)
             return HttpResponseRedirect(done_url(submitted))
     wait_minutes = None
     if isinstance(exc, NoWorkAvailable):

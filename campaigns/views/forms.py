@@ -116,6 +116,8 @@ class PlatformParams:
     prolific_id_missing: bool = False
     # turkSubmitTo was given but is not one of MTurk's hosts (the done page would post there).
     turk_submit_to_refused: bool = False
+    # The platform whose participant id came in a form that platform never issues ('' if none).
+    platform_id_refused: str = ""
 
     def hidden_fields(self) -> dict[str, str]:
         """The parameters to carry from the entry page to the start POST."""
@@ -150,16 +152,28 @@ def clean_turk_submit_to(value: str | None) -> str:
     return ""
 
 
+# The participant ids the platforms issue: Prolific's are 24 hexadecimal characters (like its
+# study and session ids), MTurk's worker ids an A and 12 to 20 capitals and digits. Any other
+# id is made up, and a loop of made-up ids is how a script would hoard a campaign's work.
+PROLIFIC_PID_SHAPE = re.compile(r"^[0-9a-f]{24}$")
+MTURK_WORKER_ID_SHAPE = re.compile(r"^A[A-Z0-9]{12,20}$")
+
+
 def platform_params(data) -> PlatformParams:
-    """Prolific or MTurk parameters from a QueryDict; ids outside a safe alphabet are dropped."""
+    """Prolific or MTurk parameters from a QueryDict; ids outside a safe alphabet are dropped,
+    and a participant id not in its platform's form is refused (platform_id_refused)."""
     if data.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
         return PlatformParams(platform="mturk", preview=True)
-    pid = _clean_id(data.get("PROLIFIC_PID"))
+    pid = _clean_id(data.get("PROLIFIC_PID")).lower()  # one participant, however spelt
+    if pid and not PROLIFIC_PID_SHAPE.match(pid):
+        return PlatformParams(platform_id_refused="prolific")
     if pid:
         return PlatformParams(platform="prolific", platform_id=pid,
                               study_id=_clean_id(data.get("STUDY_ID")),
                               session_id=_clean_id(data.get("SESSION_ID")))
     worker_id = _clean_id(data.get("workerId"))
+    if worker_id and not MTURK_WORKER_ID_SHAPE.match(worker_id):
+        return PlatformParams(platform_id_refused="mturk")
     if worker_id:
         submit_to = clean_turk_submit_to(data.get("turkSubmitTo"))
         return PlatformParams(platform="mturk", platform_id=worker_id,

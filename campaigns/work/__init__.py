@@ -1,7 +1,7 @@
 """The worker's hot path: claiming work, saving answers, handing in, expiry (see README.md)."""
 from .answers import AnnotationSaved, annotation_submit, answer_values, control_passed
 from .claim import PLATFORM_ID_FIELDS, assignment_claim, worker_assignment_cap
-from .expiry import assignment_release, assignments_expire
+from .expiry import assignment_opened, assignment_release, assignments_expire
 from .handin import assignment_is_open, assignment_submit, campaign_close_if_full
 from .locking import for_update
 from .reads import (
@@ -33,6 +33,7 @@ __all__ = [
     "assignment_claim",
     "assignment_entries",
     "assignment_is_open",
+    "assignment_opened",
     "assignment_progress",
     "assignment_release",
     "assignment_submit",

@@ -10,17 +10,25 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import Exists, JSONField, Model, OuterRef
 from django.utils import timezone
 
-from ..errors import Conflict, NotLive, NoWorkAvailable, ServiceError, WorkerLimitReached
+from ..errors import (
+    Conflict,
+    NotLive,
+    NoWorkAvailable,
+    ResumeRefused,
+    ServiceError,
+    WorkerLimitReached,
+)
 from ..models import Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
-from .expiry import assignments_expire, expire_lazily
+from .expiry import assignments_expire, expire_lazily, first_deadline
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
            "new_row_json", "worker_assignment_cap"]
@@ -41,15 +49,16 @@ _CLAIM_SQL = ("SELECT outcome, detail, assignment_id FROM campaigns_claim("
               "%s, %s, %s, %s, %s::bigint[], %s::double precision[], %s::jsonb, %s)")
 
 
-def assignment_claim(*, campaign: Campaign, worker: Worker,
-                     platform_ids: dict | None = None) -> Assignment:
+def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict | None = None,
+                     may_resume: Callable[[Assignment], bool] | None = None) -> Assignment:
     """The worker's open assignment if there is one, else a newly handed-out assignment.
 
     Raises NotLive (campaign not live), WorkerLimitReached (max_assignments_per_worker
     reached) or NoWorkAvailable (no item left that this worker has not seen). An assignment
     has at least one and at most `items_per_assignment` regular items, plus the campaign's
     attention checks and gold items at random positions. `platform_ids` (keys in
-    PLATFORM_ID_FIELDS) are stored on a new assignment.
+    PLATFORM_ID_FIELDS) are stored on a new assignment. When `may_resume` says no to the
+    worker's open assignment, ResumeRefused is raised and that assignment is left as it was.
     """
     if worker.campaign_id != campaign.pk:
         raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
@@ -59,32 +68,32 @@ def assignment_claim(*, campaign: Campaign, worker: Worker,
     now = timezone.now()
     expired_now = expire_lazily(campaign, now)
     try:
-        return _claim_retrying_deadlocks(campaign, worker, now, ids)
+        return _claim_retrying_deadlocks(campaign, worker, now, ids, may_resume)
     except NoWorkAvailable:
         # Overdue assignments may hold the only items left: free them, then try once more.
         if expired_now or not assignments_expire(now=now, campaign=campaign):
             raise
-        return _claim_retrying_deadlocks(campaign, worker, now, ids)
+        return _claim_retrying_deadlocks(campaign, worker, now, ids, may_resume)
 
 
 def _claim_retrying_deadlocks(campaign: Campaign, worker: Worker, now: datetime,
-                              platform_ids: dict) -> Assignment:
+                              platform_ids: dict, may_resume=None) -> Assignment:
     """_claim_in_database, run again once if PostgreSQL broke a deadlock by aborting it.
 
     The claim's transaction was rolled back whole, so running it again is safe; inside a
     caller's transaction it is not (that transaction is aborted), so the error goes up.
     """
     try:
-        return _claim_in_database(campaign, worker, now, platform_ids)
+        return _claim_in_database(campaign, worker, now, platform_ids, may_resume)
     except OperationalError as exc:
         deadlock = getattr(exc.__cause__, "pgcode", None) == "40P01"
         if not deadlock or connection.in_atomic_block:
             raise
-        return _claim_in_database(campaign, worker, now, platform_ids)
+        return _claim_in_database(campaign, worker, now, platform_ids, may_resume)
 
 
 def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
-                       platform_ids: dict) -> Assignment:
+                       platform_ids: dict, may_resume=None) -> Assignment:
     """The claim as one call of campaigns_claim (sql/claim_v1.sql): lock the worker, resume
     an open assignment, check the cap, pick and lock the items, take their slots and insert
     the assignment, each step seeing what committed before it.
@@ -94,7 +103,7 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
     """
     controls = _pick_control_items(campaign, worker)  # read-only: needs no lock
     assignment = Assignment(campaign=campaign, worker=worker, **platform_ids,
-                            deadline=now + timedelta(minutes=campaign.assignment_timeout_minutes))
+                            deadline=first_deadline(campaign, now))
     params = [worker.pk, now, campaign.items_per_assignment,
               worker_assignment_cap(campaign, worker), controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)
@@ -109,7 +118,8 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
         if getattr(exc.__cause__, "pgcode", None) == "CL409":
             raise Conflict("The work changed while it was handed out; please try again.") from None
         raise
-    return _claim_outcome(campaign, assignment, platform_ids, outcome, detail, assignment_id)
+    return _claim_outcome(campaign, assignment, platform_ids, outcome, detail, assignment_id,
+                          may_resume)
 
 
 def worker_assignment_cap(campaign: Campaign, worker: Worker) -> int | None:
@@ -125,7 +135,8 @@ def worker_assignment_cap(campaign: Campaign, worker: Worker) -> int | None:
 
 
 def _claim_outcome(campaign: Campaign, assignment: Assignment, platform_ids: dict,
-                   outcome: str, detail: str | None, assignment_id: int | None) -> Assignment:
+                   outcome: str, detail: str | None, assignment_id: int | None,
+                   may_resume=None) -> Assignment:
     """The assignment campaigns_claim handed out or resumed, or the error it stands for."""
     if outcome == "created":
         assignment.pk = assignment_id
@@ -135,6 +146,8 @@ def _claim_outcome(campaign: Campaign, assignment: Assignment, platform_ids: dic
         return assignment
     if outcome == "open":
         current = Assignment.objects.select_related("campaign", "worker").get(pk=assignment_id)
+        if may_resume is not None and not may_resume(current):
+            raise ResumeRefused("This work was started in another browser or session.")
         return _update_platform_ids(current, platform_ids)
     if outcome == "not_live":  # paused or closed since the caller loaded it
         raise NotLive(NOT_LIVE_MESSAGES.get(str(detail), NOT_LIVE_MESSAGES["closed"]))

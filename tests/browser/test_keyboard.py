@@ -23,7 +23,7 @@ def tab_to(page, selector: str, limit: int = 60) -> None:
 def test_a_worker_can_rate_an_item_with_the_keyboard_alone(page, live_server):
     seed_campaigns_load(owner=get_user_model().objects.create_user("kb"),
                         slugs=("movie-continuation",))
-    page.goto(f"{live_server.url}/c/movie-continuation/?PROLIFIC_PID=kb1&STUDY_ID=s&SESSION_ID=x")
+    page.goto(f"{live_server.url}/c/movie-continuation/?PROLIFIC_PID=6b0000000000000000000001&STUDY_ID=s&SESSION_ID=x")
     tab_to(page, "button[data-submit]")
     assert focus_outline(page) != "none"
     with page.expect_navigation():

@@ -122,7 +122,7 @@ def test_no_work_says_when_to_come_back_and_gives_the_no_work_code(page, live_se
     Item.objects.filter(campaign=movie, control="").update(slots_wanted=1)
     Campaign.objects.filter(pk=movie.pk).update(annotations_per_item=1,
                                                 items_per_assignment=100)
-    page.goto(f"{live_server.url}/c/movie-continuation/?PROLIFIC_PID=holder&STUDY_ID=s&SESSION_ID=a")
+    page.goto(f"{live_server.url}/c/movie-continuation/?PROLIFIC_PID=70000000000000000000a01d&STUDY_ID=s&SESSION_ID=a")
     start(page)
     Assignment.objects.update(deadline=timezone.now() + timedelta(minutes=19, seconds=30))
     page.goto(f"{live_server.url}/c/movie-continuation/?{PROLIFIC}")
@@ -205,7 +205,7 @@ def test_an_mturk_hit_runs_in_a_cross_site_frame_from_preview_to_external_submit
         posts.append((route.request.method, route.request.url, route.request.post_data))
         route.fulfill(status=200, content_type="text/html", body="<p>HIT submitted</p>")
     page.route("https://workersandbox.mturk.com/**", external_submit)
-    page.goto(f"{mturk_parent}/?workerId=A1B2C3&assignmentId=3XASSIGN&hitId=H1"
+    page.goto(f"{mturk_parent}/?workerId=A1B2C3D4E5F6G7&assignmentId=3XASSIGN&hitId=H1"
               "&turkSubmitTo=https%3A%2F%2Fworkersandbox.mturk.com")
     frame = page.frame(url=re.compile(r"/c/movie-continuation/"))
     start(frame)
@@ -238,7 +238,7 @@ def test_a_site_that_is_not_mturk_cannot_frame_the_worker_pages(browser, live_se
         refusals = []
         page.on("console", lambda msg: refusals.append(msg.text)
                 if "frame-ancestors" in msg.text else None)
-        page.goto(f"{mturk_parent}/?workerId=A1&assignmentId=3X&hitId=H1")
+        page.goto(f"{mturk_parent}/?workerId=A10000000000001&assignmentId=3X&hitId=H1")
         page.wait_for_timeout(500)
         assert refusals, "the browser framed the page for a site that is not MTurk"
         assert movie.name not in page.frame_locator("#hit").locator("body").inner_text()

@@ -37,14 +37,14 @@ def test_worker_entry_page_has_a_strict_policy_and_no_inline_script(client, camp
 
 def test_item_finish_and_done_pages_have_the_policy_and_no_inline_script(client, owner):
     from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
-    from tests.factories import SUMMARY_SCHEMA, make_campaign, make_items
+    from tests.factories import SUMMARY_SCHEMA, make_campaign, make_items, prolific_pid
 
     campaign = make_campaign(owner=owner, schema=SUMMARY_SCHEMA)
     make_items(campaign, 1)
     campaign.items.update(data={"story": "A story.", "summary": "One. Two."})
     worker = worker_get_or_create(campaign=campaign, platform="prolific", platform_id="P1")
     assignment = assignment_claim(campaign=campaign, worker=worker)
-    pages = [f"/c/{campaign.slug}/?PROLIFIC_PID=P2&STUDY_ID=s&SESSION_ID=x",
+    pages = [f"/c/{campaign.slug}/?PROLIFIC_PID={prolific_pid('P2')}&STUDY_ID=s&SESSION_ID=x",
              f"/a/{assignment.token}/1/"]
     pages.append(f"/a/{assignment.token}/finish/")  # what is left to answer
     for path in pages:

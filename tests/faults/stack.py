@@ -155,7 +155,7 @@ def server_env(pg: PostgresCluster, **extra: str) -> dict[str, str]:
     """The environment of a production deployment, pointed at the throwaway services."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("DATABASE_", "CELERY_", "REDIS_", "CACHE_", "GUNICORN_",
-                                "RATELIMIT_", "EXPORT_", "SECURE_", "DJANGO_"))}
+                                "RATELIMIT_", "CLAIM_", "EXPORT_", "SECURE_", "DJANGO_"))}
     env.update({
         "DEBUG": "false",
         "SECRET_KEY": "faults-" + secrets.token_urlsafe(48),
@@ -171,6 +171,7 @@ def server_env(pg: PostgresCluster, **extra: str) -> dict[str, str]:
         "GUNICORN_ACCESSLOG": "",
         # All simulated workers share 127.0.0.1: only the per-token limit applies here.
         "RATELIMIT_PER_ADDRESS": "1000000",
+        "CLAIM_LIMIT_PER_ADDRESS": "1000000",
         "GUNICORN_TIMEOUT": "20",
         "LOG_LEVEL": "WARNING",
         # Exports: small chunks (frequent heartbeats, a kill lands mid-export) and a short

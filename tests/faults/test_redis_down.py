@@ -15,8 +15,8 @@ def test_worker_pages_work_and_exports_fail_clearly_while_redis_is_down(
 
     redis.stop()
     try:
-        entry = client.Connection().request("GET", f"/c/{slug}/?PROLIFIC_PID=newcomer"
-                                                   "&STUDY_ID=s1&SESSION_ID=x1")
+        entry = client.Connection().request(
+            "GET", f"/c/{slug}/?PROLIFIC_PID=5e0000000000000000000001&STUDY_ID=s1&SESSION_ID=x1")
         assert entry[0] == 200, entry[2][:500]
         outcome = client.run_workers(tokens, per, keys=keys, threads=2, deadline_s=40)
         print(outcome.summary())

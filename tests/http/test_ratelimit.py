@@ -1,4 +1,8 @@
-"""Rate limits on the worker pages: a person's pace passes, a script hammering a page does not."""
+"""Rate limits on the worker pages: a person's pace passes, a script hammering a page does not.
+
+The window moves: the limit holds over any 60 seconds, not per clock minute.
+"""
+import os
 from unittest import mock
 
 import pytest
@@ -7,6 +11,8 @@ from django.core.cache import cache
 from annotate.http import ratelimit
 
 pytestmark = pytest.mark.django_db
+# Counters shared by the web processes of a deployment: this run's Redis database.
+REDIS_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture(autouse=True)
@@ -16,15 +22,24 @@ def _fresh_counters():
     cache.clear()
 
 
-@pytest.fixture(autouse=True)
-def _clock_mid_window(monkeypatch):
-    """Windows follow the wall clock; a test that straddled a window's end would see its
-    counter restart. Pin the clock of the counting library (django-ratelimit)."""
-    from types import SimpleNamespace
+class Clock:
+    """The counting library's clock (limits' in-memory store), moved by hand."""
 
-    from django_ratelimit import core
+    def __init__(self, now: float):
+        self.now = now
 
-    monkeypatch.setattr(core, "time", SimpleNamespace(time=lambda: 1_800_000_030.0))
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    from limits.storage import memory
+
+    clock = Clock(1_800_000_030.0)
+    monkeypatch.setattr(memory, "time", clock)
+    monkeypatch.setattr(ratelimit, "time", clock)
+    return clock
 
 
 def test_a_worker_at_a_brisk_human_pace_never_meets_the_limit(client, settings):
@@ -71,11 +86,55 @@ def test_other_paths_are_not_limited(client, settings):
     assert all(client.get("/healthz").status_code != 429 for _ in range(5))
 
 
-def test_the_limiter_fails_open_when_the_cache_is_down(client, settings):
+def test_the_limiter_fails_open_when_the_store_is_down(client, settings):
     settings.RATELIMIT_PER_TOKEN = 1
-    with mock.patch.object(cache, "add", side_effect=ConnectionError("redis down")):
+    with mock.patch("limits.strategies.MovingWindowRateLimiter.hit",
+                    side_effect=ConnectionError("redis down")):
         statuses = [client.get("/a/down-token/1/").status_code for _ in range(5)]
     assert 429 not in statuses
+
+
+def test_no_burst_fits_across_a_window_boundary(client, settings, clock):
+    """A fixed window lets 2 x the limit through around a minute boundary (the last second of
+    one window, the first of the next); the moving window counts the last 60 seconds."""
+    settings.RATELIMIT_PER_ADDRESS = 10
+    clock.now = 1_800_000_059.5  # half a second before a minute boundary
+    assert all(client.get(f"/a/t{n}/1/").status_code != 429 for n in range(10))
+    clock.now = 1_800_000_060.5  # just after it
+    response = client.get("/a/t10/1/")
+    assert response.status_code == 429
+    assert 55 <= int(response["Retry-After"]) <= 60  # when the oldest of the ten is a minute old
+    clock.now = 1_800_000_119.6  # the first ten are a minute old: room again
+    assert client.get("/a/t11/1/").status_code != 429
+
+
+def test_refused_requests_do_not_extend_the_wait(client, settings, clock):
+    settings.RATELIMIT_PER_ADDRESS = 2
+    client.get("/a/x/1/"), client.get("/a/y/1/")
+    for _ in range(30):  # a script retrying every two seconds
+        clock.now += 2
+        client.get("/a/z/1/")
+    clock.now = 1_800_000_030.0 + 61
+    assert client.get("/a/z/1/").status_code != 429
+
+
+def test_counts_are_shared_through_redis(settings):
+    """With the cache in Redis (production), every gunicorn worker counts in the same place:
+    two limiters (two processes) see each other's hits."""
+    settings.CACHES = {"default": {"BACKEND": "django_redis.cache.RedisCache",
+                                   "LOCATION": REDIS_URL}}
+    ratelimit._LIMITERS.clear()
+    try:
+        ratelimit.reset()
+        hits = [ratelimit.hit(scope="test", key="shared", limit=3, window=60) for _ in range(3)]
+        assert hits == [None, None, None]
+        ratelimit._LIMITERS.clear()  # another process: a limiter of its own, the same Redis
+        retry_after = ratelimit.hit(scope="test", key="shared", limit=3, window=60)
+        assert retry_after is not None and 1 <= retry_after <= 60
+        assert ratelimit.hit(scope="test", key="other", limit=3, window=60) is None
+    finally:
+        ratelimit.reset()
+        ratelimit._LIMITERS.clear()
 
 
 def test_the_client_address_comes_from_a_trusted_proxy_only(rf, settings):

@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from campaigns.models import Assignment
 from campaigns.services.completion import completion_code_for
+from tests.factories import mturk_worker_id
 from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
 
 pytestmark = pytest.mark.django_db
@@ -119,7 +120,7 @@ def test_prolific_gets_a_button_to_the_redirect_url_with_the_code(client, transl
 
 
 def test_mturk_gets_a_form_posting_assignment_id_and_the_code(client, continuation):
-    params = {"workerId": "A1B2C3", "assignmentId": "3XYZ", "hitId": "H1",
+    params = {"workerId": mturk_worker_id("A1B2C3"), "assignmentId": "3XYZ", "hitId": "H1",
               "turkSubmitTo": "https://www.mturk.com"}
     assignment = start(client, continuation, params=params)
     answer_all(client, assignment)

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from campaigns.models import Assignment, Campaign, Worker
-from tests.factories import make_campaign, make_items
+from tests.factories import make_campaign, make_items, mturk_worker_id, prolific_pid
 from tests.views.conftest import PROLIFIC, item_url, start
 
 pytestmark = pytest.mark.django_db
@@ -134,7 +134,7 @@ def test_mturk_preview_shows_a_sample_item_and_claims_nothing(client, continuati
 
 
 def test_mturk_parameters_are_kept_on_the_assignment(client, continuation):
-    params = {"workerId": "A1B2C3", "assignmentId": "3XYZ", "hitId": "H1",
+    params = {"workerId": mturk_worker_id("A1B2C3"), "assignmentId": "3XYZ", "hitId": "H1",
               "turkSubmitTo": "https://workersandbox.mturk.com"}
     assignment = start(client, continuation, params=params)
     assert assignment.worker.platform == "mturk"
@@ -145,7 +145,8 @@ def test_mturk_parameters_are_kept_on_the_assignment(client, continuation):
 @pytest.mark.parametrize("submit_to", ["https://evil.example.org", "http://www.mturk.com",
                                        "https://www.mturk.com.evil.example.org"])
 def test_a_foreign_turk_submit_to_is_refused_and_starts_nothing(client, continuation, submit_to):
-    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H", "turkSubmitTo": submit_to}
+    params = {"workerId": mturk_worker_id("A1"), "assignmentId": "3X", "hitId": "H",
+              "turkSubmitTo": submit_to}
     for response in (client.get(entry(continuation.slug), params),
                      client.post(entry(continuation.slug), params)):
         assert response.status_code == 400
@@ -221,8 +222,8 @@ def test_the_start_form_needs_its_key_and_no_cookie(continuation):
     assert not Assignment.objects.exists()
     key = _form_key(strict.get(entry(continuation.slug), PROLIFIC).content.decode())
     # A key made for another participant does not start this one.
-    other = _form_key(strict.get(entry(continuation.slug),
-                                 {**PROLIFIC, "PROLIFIC_PID": "someone-else"}).content.decode())
+    someone_else = {**PROLIFIC, "PROLIFIC_PID": prolific_pid("someone-else")}
+    other = _form_key(strict.get(entry(continuation.slug), someone_else).content.decode())
     assert strict.post(entry(continuation.slug), {**PROLIFIC, "form_key": other}).status_code == 403
     # A browser that stores no cookie at all (a cross-site frame) still starts.
     cookieless = Client(enforce_csrf_checks=True)
@@ -235,7 +236,7 @@ MTURK_ANCESTORS = "frame-ancestors 'self' https://www.mturk.com https://workersa
 
 
 def test_only_mturk_may_frame_the_worker_pages(client, continuation):
-    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H",
+    params = {"workerId": mturk_worker_id("A1"), "assignmentId": "3X", "hitId": "H",
               "turkSubmitTo": "https://www.mturk.com"}
     response = client.get(entry(continuation.slug), params)
     assert "X-Frame-Options" not in response.headers

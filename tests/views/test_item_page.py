@@ -4,7 +4,7 @@ from django.test import Client
 from django.urls import reverse
 
 from campaigns.models import Annotation, Assignment, Item
-from tests.factories import make_campaign
+from tests.factories import make_campaign, prolific_pid
 from tests.views.conftest import VALID_CONTINUATION, item_url, start
 
 pytestmark = pytest.mark.django_db
@@ -231,10 +231,10 @@ def _form_key(html: str) -> str:
 def test_answers_need_the_form_key_of_their_assignment_and_no_cookie(continuation):
     strict = Client(enforce_csrf_checks=True)
     entry_url = reverse("campaigns:entry", args=[continuation.slug])
-    key = _form_key(strict.get(entry_url, {"PROLIFIC_PID": "p"}).content.decode())
-    url = strict.post(entry_url, {"PROLIFIC_PID": "p", "form_key": key})["Location"]
-    other_url = strict.post(entry_url, {"PROLIFIC_PID": "q", "form_key": _form_key(
-        strict.get(entry_url, {"PROLIFIC_PID": "q"}).content.decode())})["Location"]
+    key = _form_key(strict.get(entry_url, {"PROLIFIC_PID": prolific_pid("p")}).content.decode())
+    url = strict.post(entry_url, {"PROLIFIC_PID": prolific_pid("p"), "form_key": key})["Location"]
+    other_url = strict.post(entry_url, {"PROLIFIC_PID": prolific_pid("q"), "form_key": _form_key(
+        strict.get(entry_url, {"PROLIFIC_PID": prolific_pid("q")}).content.decode())})["Location"]
     item_key = _form_key(strict.get(url).content.decode())
     assert strict.post(url, VALID_CONTINUATION).status_code == 403
     # another assignment's key does not fit

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from campaigns.models import Assignment, Campaign, Item, Worker
 from campaigns.work import assignment_claim, worker_get_or_create
-from tests.factories import make_campaign, make_items
+from tests.factories import make_campaign, make_items, mturk_worker_id, prolific_pid
 from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
 
 pytestmark = pytest.mark.django_db
@@ -61,7 +61,7 @@ def test_a_plain_link_campaign_keeps_working_without_parameters(client, continua
 
 
 def test_mturk_workers_may_open_a_prolific_study(client, study):
-    params = {"workerId": "A1", "assignmentId": "3X", "hitId": "H",
+    params = {"workerId": mturk_worker_id("A1"), "assignmentId": "3X", "hitId": "H",
               "turkSubmitTo": "https://workersandbox.mturk.com"}
     assignment = start(client, study, params=params)
     for position in (1, 2):
@@ -106,7 +106,7 @@ def test_two_failed_attention_checks_give_the_studys_failed_checks_code(client, 
     make_items(campaign, 2, control="attention", gold={"coherence": 3})
     codes = []
     for pid, coherence in (("careless", "1"), ("careful", "3")):
-        assignment = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": pid})
+        assignment = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid(pid)})
         for position in (1, 2, 3):
             client.post(item_url(assignment, position), {**VALID_CONTINUATION,
                                                          "q-coherence": coherence})
@@ -136,10 +136,10 @@ def test_no_work_says_how_long_to_wait_and_gives_the_no_work_code(client, study)
     Campaign.objects.filter(pk=study.pk).update(items_per_assignment=2, annotations_per_item=1)
     Item.objects.filter(campaign=study).update(slots_wanted=1)
     study.refresh_from_db()
-    holder = start(client, study, params={**PROLIFIC, "PROLIFIC_PID": "holder"})
+    holder = start(client, study, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid("holder")})
     Assignment.objects.filter(pk=holder.pk).update(
         deadline=timezone.now() + timedelta(minutes=12, seconds=30))
-    response = client.post(entry(study), {**PROLIFIC, "PROLIFIC_PID": "latecomer"})
+    response = client.post(entry(study), {**PROLIFIC, "PROLIFIC_PID": prolific_pid("latecomer")})
     html = response.content.decode()
     assert response.status_code == 409
     assert "come back in about 13 minutes" in html
@@ -158,7 +158,8 @@ def test_no_work_without_a_no_work_code_asks_to_return_the_study(client, owner):
 
 def test_no_work_on_mturk_asks_to_return_the_hit(client, owner):
     campaign = make_campaign(owner=owner)
-    response = client.post(entry(campaign), {"workerId": "A1", "assignmentId": "3X"})
+    response = client.post(entry(campaign), {"workerId": mturk_worker_id("A1"),
+                                             "assignmentId": "3X"})
     assert b"return the HIT" in response.content
 
 
@@ -166,20 +167,20 @@ def test_a_full_campaign_closes_itself_and_its_done_pages_still_work(client, own
     campaign = make_campaign(owner=owner, annotations_per_item=1, items_per_assignment=1,
                              completion_mode="fixed", completion_code="C1")
     make_items(campaign, 2)
-    first = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": "p1"})
+    first = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid("p1")})
     client.post(item_url(first), VALID_CONTINUATION)
     campaign.refresh_from_db()
     assert campaign.status == "live"  # one item still needs its annotation
-    second = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": "p2"})
+    second = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid("p2")})
     client.post(item_url(second), VALID_CONTINUATION)
     campaign.refresh_from_db()
     assert campaign.status == "closed"
     for assignment in (first, second):
         assert b"C1" in client.get(done(assignment)).content
     # The same participant coming back still gets their code; a newcomer is told it is closed.
-    assert client.get(entry(campaign), {**PROLIFIC, "PROLIFIC_PID": "p1"})["Location"] == \
-        done(first)
-    assert b"closed" in client.get(entry(campaign), {**PROLIFIC, "PROLIFIC_PID": "p3"}).content
+    p1, p3 = ({**PROLIFIC, "PROLIFIC_PID": prolific_pid(name)} for name in ("p1", "p3"))
+    assert client.get(entry(campaign), p1)["Location"] == done(first)
+    assert b"closed" in client.get(entry(campaign), p3).content
 
 
 def test_a_campaign_whose_slots_are_all_taken_but_not_answered_stays_live(owner):
@@ -206,7 +207,7 @@ def test_a_paused_full_campaign_is_not_closed_by_a_late_hand_in(client, owner):
 
 def test_an_mturk_worker_gets_the_same_done_page_for_the_same_hit_and_new_work_for_a_new_one(
         client, continuation):
-    hit = {"workerId": "A1", "assignmentId": "3FIRST", "hitId": "H",
+    hit = {"workerId": mturk_worker_id("A1"), "assignmentId": "3FIRST", "hitId": "H",
            "turkSubmitTo": "https://www.mturk.com"}
     first = start(client, continuation, params=hit)
     for position in (1, 2, 3):
