@@ -1,6 +1,8 @@
 """Celery tasks: thin wrappers that load a row by id and call a service; names are stable."""
 from __future__ import annotations
 
+from celery.signals import worker_ready
+
 from annotate.celery import app
 
 from .services.exports import (
@@ -11,6 +13,8 @@ from .services.exports import (
 )
 from .services.imports import import_job_run
 from .services.judges import judge_run_execute, judge_runs_sweep_stale
+from .services.spools import spools_clean
+from .services.statistics import statistics_compute
 from .work import assignments_expire
 
 
@@ -59,3 +63,16 @@ def task_judge_sweep_stale() -> int:
 def task_import_items(*, job_id: int) -> None:
     """Import a stored item upload (ImportJob); all or nothing, the outcome on the row."""
     import_job_run(job_id=job_id)
+
+
+@app.task(name="campaigns.statistics_compute", acks_late=True, ignore_result=True)
+def task_statistics_compute(*, result_id: int) -> None:
+    """Compute a campaign's cached statistics, report or side-by-side table (StatisticsResult);
+    the result, or the failure's reason, is stored on the row."""
+    statistics_compute(result_id=result_id)
+
+
+@worker_ready.connect
+def clean_spools_at_start(**_kwargs) -> None:
+    """A worker starting after a crash deletes what its killed exports left on this host."""
+    spools_clean()

@@ -15,8 +15,8 @@ from django.urls import NoReverseMatch, reverse
 
 from ..importing import ImportRejected
 from ..models import Campaign, Worker
-from ..selectors.analysis import campaign_statistics, evaluation_report, item_side_by_side
 from ..services.judgments import judgments_import, read_judgment_file
+from ..services.statistics import Cached, Kind, statistics_request
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
 
@@ -84,20 +84,47 @@ def _confusion(statistics: dict) -> list[dict]:
             for m in statistics["confusion"]]
 
 
+def _recompute_or_read(request: HttpRequest, campaign: Campaign, kind: str, options: dict):
+    """POST: queue a recomputation and come back to the page (GET); GET: the cached figures,
+    the first computation started if there are none."""
+    if request.method == "POST":
+        statistics_request(campaign=campaign, kind=kind, options=options, recompute=True)
+        messages.info(request, "Recomputing: the page shows the new figures once they are ready.")
+        return redirect(request.get_full_path())
+    return statistics_request(campaign=campaign, kind=kind, options=options)
+
+
+def _pending(request: HttpRequest, campaign: Campaign, title: str,
+             cached: Cached) -> HttpResponse:
+    """The "being computed" page (refreshing itself), or why the computation failed."""
+    return TemplateResponse(request, "admin/campaigns/statistics_pending.html", _context(
+        request, campaign, title, cached=cached, refresh=cached.computing))
+
+
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
-    """GET: every table and chart; ?exclude_flagged=1 leaves flagged workers out and shows what
-    that changes; ?item=<external id> picks the item of the judge-vs-human side-by-side table."""
+    """GET: every table and chart, from the cached figures (the first computation started if
+    there are none); POST: recompute. ?exclude_flagged=1 leaves flagged workers out and shows
+    what that changes; ?item=<external id> picks the item of the judge-vs-human table."""
     exclude = request.GET.get("exclude_flagged") in ("1", "on", "true")
-    statistics = campaign_statistics(campaign=campaign, exclude_flagged=exclude)
+    title = f"Statistics: {campaign.name}"
+    cached = _recompute_or_read(request, campaign, Kind.STATISTICS, {"exclude_flagged": exclude})
+    if isinstance(cached, HttpResponse):
+        return cached
+    if cached.result is None:
+        return _pending(request, campaign, title, cached)
+    statistics = cached.result
     chosen = request.GET.get("item") or ""
     judged = statistics["judged_items"]
     if chosen not in judged:
         chosen = judged[0] if judged else ""
-    side_by_side = item_side_by_side(campaign=campaign, external_id=chosen) if chosen else []
+    side = (statistics_request(campaign=campaign, kind=Kind.SIDE_BY_SIDE,
+                               options={"external_id": chosen}) if chosen else None)
     names = statistics["counts"]["judges"]
-    side_by_side = [{**r, "values": [r.get(n) for n in names]} for r in side_by_side]
+    side_by_side = [{**r, "values": [r.get(n) for n in names]}
+                    for r in (side.result["rows"] if side and side.result else [])]
     return TemplateResponse(request, "admin/campaigns/statistics.html", _context(
-        request, campaign, f"Statistics: {campaign.name}",
+        request, campaign, title, cached=cached,
+        refresh=cached.computing or bool(side and side.computing),
         statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
         alignment_judges=_alignment(statistics["judges"]),
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
@@ -120,20 +147,28 @@ class ReportOptionsForm(forms.Form):
 
 def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: the evaluation report (design, agreement, results, comparisons, quality, judges,
-    warnings, planning) rendered from its Markdown, which every supplied text reaches escaped
-    and which is sanitised on display; bad options show the form's errors."""
+    warnings, planning) from the cached figures, rendered from its Markdown, which every
+    supplied text reaches escaped and which is sanitised on display; bad options show the
+    form's errors; POST: recompute."""
     from ..views.safe_markdown import render_markdown
 
     form = ReportOptionsForm(request.GET or None)
-    built = None
+    title = f"Evaluation report: {campaign.name}"
+    cached = None
     if not request.GET or form.is_valid():
         options = form.cleaned_data if request.GET else {}
-        built = evaluation_report(
-            campaign=campaign, exclude_flagged=bool(options.get("exclude_flagged")),
-            correction=options.get("correction") or "holm", effect=options.get("effect"),
-            power=options.get("power") or 0.8)
+        cached = _recompute_or_read(request, campaign, Kind.REPORT, {
+            "exclude_flagged": bool(options.get("exclude_flagged")),
+            "correction": options.get("correction") or "holm", "effect": options.get("effect"),
+            "power": options.get("power") or 0.8})
+        if isinstance(cached, HttpResponse):
+            return cached
+        if cached.result is None:
+            return _pending(request, campaign, title, cached)
+    built = cached.result if cached else None
     return TemplateResponse(request, "admin/campaigns/report.html", _context(
-        request, campaign, f"Evaluation report: {campaign.name}", form=form,
+        request, campaign, title, form=form, cached=cached,
+        refresh=bool(cached and cached.computing),
         report=built, report_html=render_markdown(built["markdown"]) if built else "",
         export_url=_url("admin:campaigns_campaign_export", campaign),
     ))
