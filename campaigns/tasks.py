@@ -61,7 +61,8 @@ def task_judge_sweep_stale() -> int:
 
 @app.task(name="campaigns.import_items", acks_late=True, ignore_result=True)
 def task_import_items(*, job_id: int) -> None:
-    """Import a stored item upload (ImportJob); all or nothing, the outcome on the row."""
+    """Import a stored item or judgments upload (ImportJob); all or nothing, the outcome on
+    the row. (The name predates judgments uploads and stays: queued messages carry it.)"""
     import_job_run(job_id=job_id)
 
 

@@ -1,7 +1,8 @@
-"""Admin pages of the analysis: a campaign's statistics page and the LLM-judgment upload form.
+"""Admin pages of the analysis: a campaign's statistics and report pages and the LLM-judgment
+upload form.
 
-Both views receive a Campaign the admin already checked the user may see (the upload also needs
-change permission); they adapt the request and call the analysis selector or the import service.
+The views receive a Campaign the admin already checked the user may see (the upload also needs
+change permission); they adapt the request and call the cached-statistics or import services.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
 from ..importing import ImportRejected
-from ..models import Campaign, Worker
+from ..models import Campaign, ImportJob, Worker
+from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
 from ..services.statistics import Cached, Kind, statistics_request
 
@@ -193,16 +195,23 @@ class JudgmentUploadForm(forms.Form):
 
 
 def judgments_upload_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
-    """GET: the form; POST: import every judgment of the file or none (errors by row)."""
+    """GET: the form and the last background imports; POST: import every judgment of the file
+    or none (errors by row), in a background job when the file is big."""
     form = JudgmentUploadForm(request.POST or None, request.FILES or None)
     errors = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
+        upload, judge = form.cleaned_data["file"], form.cleaned_data["judge"] or None
+        platform = form.cleaned_data["platform"]
         try:
-            rows = read_judgment_file(upload.read(), upload.name,
-                                      judge=form.cleaned_data["judge"] or None)
-            result = judgments_import(campaign=campaign, rows=rows,
-                                      platform=form.cleaned_data["platform"])
+            if import_is_background(size=upload.size):  # past a web request's time: a job
+                import_job_create(campaign=campaign, requested_by=request.user, upload=upload,
+                                  filename=upload.name or "", kind=ImportJob.Kind.JUDGMENTS,
+                                  options={"judge": judge or "", "platform": platform})
+                messages.info(request, "The file is stored and imported in the background; "
+                              "its progress and outcome are listed below.")
+                return redirect(request.path)
+            rows = read_judgment_file(upload.read(), upload.name, judge=judge)
+            result = judgments_import(campaign=campaign, rows=rows, platform=platform)
         except ImportRejected as exc:
             errors = {"items": [str(e) for e in exc.errors],
                       "more": exc.total - len(exc.errors)}
@@ -211,5 +220,7 @@ def judgments_upload_view(request: HttpRequest, campaign: Campaign) -> HttpRespo
                              f"{result.created} new, {result.updated} updated.")
             return redirect(_url("admin:campaigns_campaign_statistics", campaign)
                             or request.path)
+    jobs = campaign.import_jobs.filter(kind=ImportJob.Kind.JUDGMENTS)[:10]
     return TemplateResponse(request, "admin/campaigns/judgments_upload.html", _context(
-        request, campaign, f"Import LLM judgments: {campaign.name}", form=form, errors=errors))
+        request, campaign, f"Import LLM judgments: {campaign.name}", form=form, errors=errors,
+        import_jobs=[(job, import_job_progress(job=job)) for job in jobs]))
