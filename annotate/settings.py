@@ -227,6 +227,8 @@ EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)
 EXPORT_SPOOL_DIR = Path(env.str("EXPORT_SPOOL_DIR", default=str(MEDIA_ROOT / "spool")))
 # Cached statistics: a queued or running computation older than this is queued again.
 STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
+# The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
+STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
 # LLM judges: the endpoint of judges with an empty base URL (the demo's), unset so nothing is
 # called; a request's timeout; the longest backoff honoured (Retry-After or exponential).
 LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")

@@ -1,7 +1,10 @@
 """Celery tasks: thin wrappers that load a row by id and call a service; names are stable."""
 from __future__ import annotations
 
+import os
+
 from celery.signals import worker_ready
+from django.conf import settings
 
 from annotate.celery import app
 
@@ -69,8 +72,19 @@ def task_import_items(*, job_id: int) -> None:
 @app.task(name="campaigns.statistics_compute", acks_late=True, ignore_result=True)
 def task_statistics_compute(*, result_id: int) -> None:
     """Compute a campaign's cached statistics, report or side-by-side table (StatisticsResult);
-    the result, or the failure's reason, is stored on the row."""
+    the result, or the failure's reason, is stored on the row. The pool process first lowers
+    its CPU priority (STATISTICS_NICE): seconds of number crunching on a machine that also
+    serves worker pages must not slow those down."""
+    _lower_priority(settings.STATISTICS_NICE)
     statistics_compute(result_id=result_id)
+
+
+def _lower_priority(niceness: int) -> None:
+    # os.nice adds to the current value and cannot be undone without privileges, so the pool
+    # process keeps it for its later (background) tasks; only ever raise it to `niceness`.
+    current = os.nice(0)
+    if niceness > current:
+        os.nice(niceness - current)
 
 
 @worker_ready.connect

@@ -109,10 +109,11 @@ def statistics_request(*, campaign: Campaign, kind: str, options: dict,
                     status=Status.QUEUED, requested_at=timezone.now())
             _dispatch(row)
         except IntegrityError:  # another request created it first: that one queued the job
-            row = StatisticsResult.objects.get(campaign=campaign, kind=kind, options_key=key)
+            pass
+        row = StatisticsResult.objects.get(campaign=campaign, kind=kind, options_key=key)
     elif recompute or row.status == Status.FAILED and row.result is None or _lost(row):
         _queue_again(row)
-    row.refresh_from_db()
+        row.refresh_from_db()
     return Cached(row=row, stale=_changed_since(campaign, row.computed_at))
 
 
