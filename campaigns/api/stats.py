@@ -55,7 +55,8 @@ FRESHNESS = {
     "computed_at": {"type": "string", "format": "date-time",
                     "description": "When the data these figures come from was read."},
     "stale": {"type": "boolean",
-              "description": "Annotations changed since `computed_at`: POST to recompute."},
+              "description": "Annotations (or the campaign's schema or settings) changed "
+                             "since `computed_at`: POST to recompute."},
     "computing": {"type": "boolean", "description": "A recomputation is queued or running."},
     "last_error": {"type": "string", "description": "Why the latest recomputation failed."},
 }

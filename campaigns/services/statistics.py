@@ -87,8 +87,13 @@ def statistics_cached(*, campaign: Campaign, kind: str, options: dict) -> Cached
 
 
 def _changed_since(campaign: Campaign, when: datetime | None) -> bool:
+    """Whether an annotation, or the campaign's schema or settings (a renamed question), changed
+    after `when`. Annotations rewritten in bulk by a schema change keep their updated_at, but
+    the campaign's is set."""
     if when is None:
         return False
+    if campaign.updated_at > when:
+        return True
     # One index lookup (annotation_campaign_updated), however big the campaign.
     latest = Annotation.objects.filter(campaign=campaign).aggregate(at=Max("updated_at"))["at"]
     return latest is not None and latest > when

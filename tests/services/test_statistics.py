@@ -137,3 +137,14 @@ def test_without_a_broker_the_request_computes_at_once(campaign):
 def test_unknown_options_are_a_programming_error(campaign):
     with pytest.raises(TypeError):
         statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={"colour": 1})
+
+
+def test_a_change_to_the_campaigns_schema_or_settings_marks_the_result_stale(campaign):
+    from campaigns.models import Campaign
+
+    statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={})
+    assert not statistics_cached(campaign=campaign, kind=Kind.STATISTICS, options={}).stale
+    campaign.name = "Renamed"
+    campaign.save()  # e.g. a question renamed: the answers are rewritten in bulk
+    fresh = Campaign.objects.get(pk=campaign.pk)
+    assert statistics_cached(campaign=fresh, kind=Kind.STATISTICS, options={}).stale
