@@ -686,6 +686,8 @@ class StatisticsResult(models.Model):
     computed_at = models.DateTimeField(null=True, blank=True,
                                        help_text="When the data of `result` was read.")
     attempts = models.PositiveIntegerField(default=0)
+    queued_attempts = models.PositiveIntegerField(
+        default=0, help_text="`attempts` when the latest computation was queued.")
     requested_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)

@@ -26,6 +26,7 @@ from ..models import Annotation, Campaign, StatisticsResult
 
 logger = logging.getLogger(__name__)
 
+MAX_ATTEMPTS = 3
 Kind = StatisticsResult.Kind
 Status = StatisticsResult.Status
 # Every option of each kind with its default, so that the admin page (which sets few) and the
@@ -101,8 +102,8 @@ def _changed_since(campaign: Campaign, when: datetime | None) -> bool:
 
 def statistics_request(*, campaign: Campaign, kind: str, options: dict,
                        recompute: bool = False) -> Cached:
-    """The cached row, first queuing a computation when there is no result yet, when
-    `recompute` asks for one, or when the last one was lost; never two at once."""
+    """The cached row, first queuing a computation when there is none yet, when `recompute`
+    asks for one, or when the last one was lost; never two at once."""
     options = statistics_options(kind=kind, **options)
     key = _key(options)
     row = StatisticsResult.objects.filter(campaign=campaign, kind=kind, options_key=key).first()
@@ -116,7 +117,7 @@ def statistics_request(*, campaign: Campaign, kind: str, options: dict,
         except IntegrityError:  # another request created it first: that one queued the job
             pass
         row = StatisticsResult.objects.get(campaign=campaign, kind=kind, options_key=key)
-    elif recompute or row.status == Status.FAILED and row.result is None or _lost(row):
+    elif recompute or _lost(row):  # a failure is tried again only when asked (a POST)
         _queue_again(row)
         row.refresh_from_db()
     return Cached(row=row, stale=_changed_since(campaign, row.computed_at))
@@ -136,7 +137,7 @@ def _queue_again(row: StatisticsResult) -> None:
     lost = (Q(status=Status.QUEUED, requested_at__lt=now - stale_after())
             | Q(status=Status.RUNNING, started_at__lt=now - stale_after()))
     if StatisticsResult.objects.filter(Q(pk=row.pk) & (idle | lost)).update(
-            status=Status.QUEUED, requested_at=now, error=""):
+            status=Status.QUEUED, requested_at=now, error="", queued_attempts=F("attempts")):
         _dispatch(row)
 
 
@@ -170,13 +171,19 @@ def statistics_compute(*, result_id: int) -> None:
 
     The run claims the row by bumping `attempts`; its result is stored only if no later
     attempt took over, so a re-delivered job and a slow first run do not overwrite each other
-    with older figures. A failure keeps the last result and records the reason.
+    with older figures. A failure keeps the last result and records the reason; a computation
+    whose worker was killed MAX_ATTEMPTS times (re-delivered each time: acks late) is failed
+    rather than tried for ever.
     """
-    claimed = StatisticsResult.objects.filter(
-        pk=result_id, status__in=(Status.QUEUED, Status.RUNNING)
-    ).update(status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
-    if not claimed:
-        return  # gone, or finished by an earlier delivery
+    unfinished = StatisticsResult.objects.filter(pk=result_id,
+                                                 status__in=(Status.QUEUED, Status.RUNNING))
+    claimed = unfinished.filter(attempts__lt=F("queued_attempts") + MAX_ATTEMPTS).update(
+        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
+    if not claimed:  # gone, finished by an earlier delivery, or killed every time
+        unfinished.update(status=Status.FAILED, error=(
+            f"gave up after {MAX_ATTEMPTS} attempts: the worker computing these figures "
+            "stopped each time (killed, restarted or out of memory)"))
+        return
     row = StatisticsResult.objects.select_related("campaign").get(pk=result_id)
     read_at = timezone.now()
     fields: dict = {}

@@ -71,3 +71,24 @@ def test_another_researcher_can_neither_read_nor_recompute(other_api, campaign):
 def test_bad_options_are_refused_before_anything_is_queued(api, campaign):
     response = api.post(f"/api/campaigns/{campaign.slug}/stats/?alpha=7")
     assert response.status_code == 400 and not StatisticsResult.objects.exists()
+
+
+def test_polling_a_failed_computation_does_not_start_it_again_only_post_does(
+        api, campaign, monkeypatch, queued, django_capture_on_commit_callbacks):  # noqa: F811
+    from campaigns.services import statistics as service
+
+    def broken(campaign, options):
+        raise ValueError("no numbers")
+
+    monkeypatch.setitem(service.COMPUTE, service.Kind.STATISTICS, broken)
+    url = f"/api/campaigns/{campaign.slug}/stats/"
+    with django_capture_on_commit_callbacks(execute=True):
+        api.get(url)
+    statistics_compute(result_id=queued[0])
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.get(url).status_code == 409
+        assert api.get(url).status_code == 409
+    assert len(queued) == 1
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post(url).status_code == 202
+    assert len(queued) == 2

@@ -148,3 +148,15 @@ def test_a_change_to_the_campaigns_schema_or_settings_marks_the_result_stale(cam
     campaign.save()  # e.g. a question renamed: the answers are rewritten in bulk
     fresh = Campaign.objects.get(pk=campaign.pk)
     assert statistics_cached(campaign=fresh, kind=Kind.STATISTICS, options={}).stale
+
+
+def test_a_computation_whose_worker_is_killed_every_time_ends_failed(campaign, queued):
+    row = statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={}).row
+    for _ in range(service.MAX_ATTEMPTS):  # each delivery claims the row, then dies
+        StatisticsResult.objects.filter(pk=row.pk).update(status=Status.RUNNING)
+        StatisticsResult.objects.filter(pk=row.pk).update(attempts=row.attempts + 1)
+        row.refresh_from_db()
+    service.statistics_compute(result_id=row.pk)  # the next re-delivery
+    row.refresh_from_db()
+    assert row.status == Status.FAILED and "gave up after 3 attempts" in row.error
+    assert row.result is None
