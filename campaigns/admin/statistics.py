@@ -105,22 +105,27 @@ def _pending(request: HttpRequest, campaign: Campaign, title: str,
 
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: every table and chart, from the cached figures (the first computation started if
-    there are none); POST: recompute. ?exclude_flagged=1 leaves flagged workers out and shows
-    what that changes; ?item=<external id> picks the item of the judge-vs-human table."""
+    there are none); POST: recompute them and the side-by-side table shown. ?exclude_flagged=1
+    leaves flagged workers out and shows what that changes; ?item=<external id> picks the item
+    of the judge-vs-human table."""
     exclude = request.GET.get("exclude_flagged") in ("1", "on", "true")
     title = f"Statistics: {campaign.name}"
-    cached = _recompute_or_read(request, campaign, Kind.STATISTICS, {"exclude_flagged": exclude})
-    if isinstance(cached, HttpResponse):
-        return cached
-    if cached.result is None:
-        return _pending(request, campaign, title, cached)
+    recompute = request.method == "POST"
+    cached = statistics_request(campaign=campaign, kind=Kind.STATISTICS,
+                                options={"exclude_flagged": exclude}, recompute=recompute)
     statistics = cached.result
     chosen = request.GET.get("item") or ""
-    judged = statistics["judged_items"]
-    if chosen not in judged:
+    judged = statistics["judged_items"] if statistics else []
+    if statistics and chosen not in judged:
         chosen = judged[0] if judged else ""
     side = (statistics_request(campaign=campaign, kind=Kind.SIDE_BY_SIDE,
-                               options={"external_id": chosen}) if chosen else None)
+                               options={"external_id": chosen}, recompute=recompute)
+            if chosen else None)
+    if recompute:
+        messages.info(request, "Recomputing: the page shows the new figures once they are ready.")
+        return redirect(request.get_full_path())
+    if statistics is None:
+        return _pending(request, campaign, title, cached)
     names = statistics["counts"]["judges"]
     side_by_side = [{**r, "values": [r.get(n) for n in names]}
                     for r in (side.result["rows"] if side and side.result else [])]
