@@ -238,6 +238,14 @@ EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
 EXPORT_SQL_PATH = env.bool("EXPORT_SQL_PATH", default=True)
 EXPORT_SQL_CHUNK_SIZE = env.int("EXPORT_SQL_CHUNK_SIZE", default=50_000)
 EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)
+# Exports are written to a file here before they are stored: it holds personal data, so it is
+# the application's own directory (mode 0700), cleaned when a Celery worker starts and by the
+# stale-export sweep, and purged of a campaign's spools when a worker's data is erased.
+EXPORT_SPOOL_DIR = Path(env.str("EXPORT_SPOOL_DIR", default=str(MEDIA_ROOT / "spool")))
+# Cached statistics: a queued or running computation older than this is queued again.
+STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
+# The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
+STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
 # LLM judges: the endpoint of judges with an empty base URL (the demo's), unset so nothing is
 # called; a request's timeout; the longest backoff honoured (Retry-After or exponential).
 LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")

@@ -6,6 +6,7 @@ campaigns/services and campaigns/selectors, the worker's hot path in campaigns/w
 import secrets
 
 from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
@@ -627,7 +628,14 @@ class ImportJob(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    class Kind(models.TextChoices):
+        ITEMS = "items", "Items"
+        JUDGMENTS = "judgments", "Judgments"
+
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="import_jobs")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.ITEMS)
+    options = models.JSONField(default=dict, blank=True,
+                               help_text="A judgments upload's judge name and platform.")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="import_jobs"
     )
@@ -637,7 +645,9 @@ class ImportJob(models.Model):
     size = models.PositiveBigIntegerField(default=0)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
     control_items = models.PositiveIntegerField(default=0)
+    judges = models.JSONField(default=list, blank=True)
     errors = models.JSONField(default=list, blank=True)
     error_total = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -648,3 +658,45 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.pk} {self.filename} ({self.status})"
+
+
+class StatisticsResult(models.Model):
+    """A campaign's statistics (or report, or side-by-side table) for one set of options,
+    computed by a Celery job and kept with the time of the data it was computed from; the
+    status is that of the latest computation asked for, the result that of the last success."""
+
+    class Kind(models.TextChoices):
+        STATISTICS = "statistics", "Statistics"
+        REPORT = "report", "Evaluation report"
+        SIDE_BY_SIDE = "side_by_side", "Judge-vs-human side by side"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
+                                 related_name="statistics_results")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    options = models.JSONField(default=dict)
+    options_key = models.CharField(max_length=64, help_text="sha256 of the canonical options.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
+    computed_at = models.DateTimeField(null=True, blank=True,
+                                       help_text="When the data of `result` was read.")
+    attempts = models.PositiveIntegerField(default=0)
+    queued_attempts = models.PositiveIntegerField(
+        default=0, help_text="`attempts` when the latest computation was queued.")
+    requested_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "kind", "options_key"],
+                                    name="statisticsresult_unique_options"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} of campaign {self.campaign_id} ({self.status})"

@@ -1,6 +1,11 @@
 """Celery tasks: thin wrappers that load a row by id and call a service; names are stable."""
 from __future__ import annotations
 
+import os
+
+from celery.signals import worker_ready
+from django.conf import settings
+
 from annotate.celery import app
 
 from .services.exports import (
@@ -11,6 +16,8 @@ from .services.exports import (
 )
 from .services.imports import import_job_run
 from .services.judges import judge_run_execute, judge_runs_sweep_stale
+from .services.spools import spools_clean
+from .services.statistics import statistics_compute
 from .work import assignments_expire
 
 
@@ -57,5 +64,30 @@ def task_judge_sweep_stale() -> int:
 
 @app.task(name="campaigns.import_items", acks_late=True, ignore_result=True)
 def task_import_items(*, job_id: int) -> None:
-    """Import a stored item upload (ImportJob); all or nothing, the outcome on the row."""
+    """Import a stored item or judgments upload (ImportJob); all or nothing, the outcome on
+    the row. (The name predates judgments uploads and stays: queued messages carry it.)"""
     import_job_run(job_id=job_id)
+
+
+@app.task(name="campaigns.statistics_compute", acks_late=True, ignore_result=True)
+def task_statistics_compute(*, result_id: int) -> None:
+    """Compute a campaign's cached statistics, report or side-by-side table (StatisticsResult);
+    the result, or the failure's reason, is stored on the row. The pool process first lowers
+    its CPU priority (STATISTICS_NICE): seconds of number crunching on a machine that also
+    serves worker pages must not slow those down."""
+    _lower_priority(settings.STATISTICS_NICE)
+    statistics_compute(result_id=result_id)
+
+
+def _lower_priority(niceness: int) -> None:
+    # os.nice adds to the current value and cannot be undone without privileges, so the pool
+    # process keeps it for its later (background) tasks; only ever raise it to `niceness`.
+    current = os.nice(0)
+    if niceness > current:
+        os.nice(niceness - current)
+
+
+@worker_ready.connect
+def clean_spools_at_start(**_kwargs) -> None:
+    """A worker starting after a crash deletes what its killed exports left on this host."""
+    spools_clean()

@@ -16,7 +16,7 @@ from annotate.http.limits import takes_uploads
 
 from ..errors import ServiceError
 from ..importing import ImportRejected
-from ..models import Campaign, ExportJob, Item
+from ..models import Campaign, ExportJob, ImportJob, Item
 from ..selectors.dashboard import campaign_dashboard
 from ..selectors.platforms import campaign_places_to_open
 from ..services import campaigns as campaign_services
@@ -88,8 +88,8 @@ def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
         _context(model_admin, request, campaign, f"Import items into “{campaign.name}”",
                  form=form, rejected=rejected,
                  not_shown=(rejected.total - len(rejected.errors)) if rejected else 0,
-                 import_jobs=[(job, import_job_progress(job=job))
-                              for job in campaign.import_jobs.all()[:10]]),
+                 import_jobs=[(job, import_job_progress(job=job)) for job in
+                              campaign.import_jobs.filter(kind=ImportJob.Kind.ITEMS)[:10]]),
         status=400 if rejected else 200,
     )
 

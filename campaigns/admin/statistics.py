@@ -1,7 +1,8 @@
-"""Admin pages of the analysis: a campaign's statistics page and the LLM-judgment upload form.
+"""Admin pages of the analysis: a campaign's statistics and report pages and the LLM-judgment
+upload form.
 
-Both views receive a Campaign the admin already checked the user may see (the upload also needs
-change permission); they adapt the request and call the analysis selector or the import service.
+The views receive a Campaign the admin already checked the user may see (the upload also needs
+change permission); they adapt the request and call the cached-statistics or import services.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
 from ..importing import ImportRejected
-from ..models import Campaign, Worker
-from ..selectors.analysis import campaign_statistics, evaluation_report, item_side_by_side
+from ..models import Campaign, ImportJob, Worker
+from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
+from ..services.statistics import Cached, Kind, statistics_request
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
 
@@ -121,22 +123,55 @@ def _preference(statistics: dict) -> list[dict]:
     return out
 
 
+def _recompute_or_read(request: HttpRequest, campaign: Campaign, kind: str, options: dict):
+    """POST: queue a recomputation and come back to the page (GET); GET: the cached figures,
+    the first computation started if there are none."""
+    if request.method == "POST":
+        statistics_request(campaign=campaign, kind=kind, options=options, recompute=True)
+        messages.info(request, "Recomputing: the page shows the new figures once they are ready.")
+        return redirect(request.get_full_path())
+    return statistics_request(campaign=campaign, kind=kind, options=options)
+
+
+def _pending(request: HttpRequest, campaign: Campaign, title: str,
+             cached: Cached) -> HttpResponse:
+    """The "being computed" page (refreshing itself), or why the computation failed."""
+    return TemplateResponse(request, "admin/campaigns/statistics_pending.html", _context(
+        request, campaign, title, cached=cached, refresh=cached.computing))
+
+
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
-    """GET: every table and chart; ?exclude_flagged=1 leaves flagged workers out and shows what
-    that changes; ?item=<external id> picks the item of the judge-vs-human side-by-side table;
-    ?ties=split|davidson overrides how pairwise questions' Bradley-Terry fits treat ties."""
+    """GET: every table and chart, from the cached figures (the first computation started if
+    there are none); POST: recompute them and the side-by-side table shown. ?exclude_flagged=1
+    leaves flagged workers out and shows what that changes; ?item=<external id> picks the item
+    of the judge-vs-human table; ?ties=split|davidson overrides how pairwise questions'
+    Bradley-Terry fits treat ties."""
     exclude = request.GET.get("exclude_flagged") in ("1", "on", "true")
     ties = request.GET.get("ties") if request.GET.get("ties") in TIE_MODELS else None
-    statistics = campaign_statistics(campaign=campaign, exclude_flagged=exclude, ties=ties)
+    title = f"Statistics: {campaign.name}"
+    recompute = request.method == "POST"
+    cached = statistics_request(campaign=campaign, kind=Kind.STATISTICS,
+                                options={"exclude_flagged": exclude, "ties": ties},
+                                recompute=recompute)
+    statistics = cached.result
     chosen = request.GET.get("item") or ""
-    judged = statistics["judged_items"]
-    if chosen not in judged:
+    judged = statistics["judged_items"] if statistics else []
+    if statistics and chosen not in judged:
         chosen = judged[0] if judged else ""
-    side_by_side = item_side_by_side(campaign=campaign, external_id=chosen) if chosen else []
+    side = (statistics_request(campaign=campaign, kind=Kind.SIDE_BY_SIDE,
+                               options={"external_id": chosen}, recompute=recompute)
+            if chosen else None)
+    if recompute:
+        messages.info(request, "Recomputing: the page shows the new figures once they are ready.")
+        return redirect(request.get_full_path())
+    if statistics is None:
+        return _pending(request, campaign, title, cached)
     names = statistics["counts"]["judges"]
-    side_by_side = [{**r, "values": [r.get(n) for n in names]} for r in side_by_side]
+    side_by_side = [{**r, "values": [r.get(n) for n in names]}
+                    for r in (side.result["rows"] if side and side.result else [])]
     return TemplateResponse(request, "admin/campaigns/statistics.html", _context(
-        request, campaign, f"Statistics: {campaign.name}",
+        request, campaign, title, cached=cached,
+        refresh=cached.computing or bool(side and side.computing),
         statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
         alignment_judges=_alignment(statistics["judges"]),
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
@@ -161,20 +196,28 @@ class ReportOptionsForm(forms.Form):
 
 def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: the evaluation report (design, agreement, results, comparisons, quality, judges,
-    warnings, planning) rendered from its Markdown, which every supplied text reaches escaped
-    and which is sanitised on display; bad options show the form's errors."""
+    warnings, planning) from the cached figures, rendered from its Markdown, which every
+    supplied text reaches escaped and which is sanitised on display; bad options show the
+    form's errors; POST: recompute."""
     from ..views.safe_markdown import render_markdown
 
     form = ReportOptionsForm(request.GET or None)
-    built = None
+    title = f"Evaluation report: {campaign.name}"
+    cached = None
     if not request.GET or form.is_valid():
         options = form.cleaned_data if request.GET else {}
-        built = evaluation_report(
-            campaign=campaign, exclude_flagged=bool(options.get("exclude_flagged")),
-            correction=options.get("correction") or "holm", effect=options.get("effect"),
-            power=options.get("power") or 0.8)
+        cached = _recompute_or_read(request, campaign, Kind.REPORT, {
+            "exclude_flagged": bool(options.get("exclude_flagged")),
+            "correction": options.get("correction") or "holm", "effect": options.get("effect"),
+            "power": options.get("power") or 0.8})
+        if isinstance(cached, HttpResponse):
+            return cached
+        if cached.result is None:
+            return _pending(request, campaign, title, cached)
+    built = cached.result if cached else None
     return TemplateResponse(request, "admin/campaigns/report.html", _context(
-        request, campaign, f"Evaluation report: {campaign.name}", form=form,
+        request, campaign, title, form=form, cached=cached,
+        refresh=bool(cached and cached.computing),
         report=built, report_html=render_markdown(built["markdown"]) if built else "",
         export_url=_url("admin:campaigns_campaign_export", campaign),
     ))
@@ -199,16 +242,23 @@ class JudgmentUploadForm(forms.Form):
 
 
 def judgments_upload_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
-    """GET: the form; POST: import every judgment of the file or none (errors by row)."""
+    """GET: the form and the last background imports; POST: import every judgment of the file
+    or none (errors by row), in a background job when the file is big."""
     form = JudgmentUploadForm(request.POST or None, request.FILES or None)
     errors = None
     if request.method == "POST" and form.is_valid():
-        upload = form.cleaned_data["file"]
+        upload, judge = form.cleaned_data["file"], form.cleaned_data["judge"] or None
+        platform = form.cleaned_data["platform"]
         try:
-            rows = read_judgment_file(upload.read(), upload.name,
-                                      judge=form.cleaned_data["judge"] or None)
-            result = judgments_import(campaign=campaign, rows=rows,
-                                      platform=form.cleaned_data["platform"])
+            if import_is_background(size=upload.size):  # past a web request's time: a job
+                import_job_create(campaign=campaign, requested_by=request.user, upload=upload,
+                                  filename=upload.name or "", kind=ImportJob.Kind.JUDGMENTS,
+                                  options={"judge": judge or "", "platform": platform})
+                messages.info(request, "The file is stored and imported in the background; "
+                              "its progress and outcome are listed below.")
+                return redirect(request.path)
+            rows = read_judgment_file(upload.read(), upload.name, judge=judge)
+            result = judgments_import(campaign=campaign, rows=rows, platform=platform)
         except ImportRejected as exc:
             errors = {"items": [str(e) for e in exc.errors],
                       "more": exc.total - len(exc.errors)}
@@ -217,5 +267,7 @@ def judgments_upload_view(request: HttpRequest, campaign: Campaign) -> HttpRespo
                              f"{result.created} new, {result.updated} updated.")
             return redirect(_url("admin:campaigns_campaign_statistics", campaign)
                             or request.path)
+    jobs = campaign.import_jobs.filter(kind=ImportJob.Kind.JUDGMENTS)[:10]
     return TemplateResponse(request, "admin/campaigns/judgments_upload.html", _context(
-        request, campaign, f"Import LLM judgments: {campaign.name}", form=form, errors=errors))
+        request, campaign, f"Import LLM judgments: {campaign.name}", form=form, errors=errors,
+        import_jobs=[(job, import_job_progress(job=job)) for job in jobs]))

@@ -66,18 +66,21 @@ class ImportJobOutput(serializers.ModelSerializer):
 
     class Meta:
         model = ImportJob
-        fields = ["id", "url", "status", "progress", "filename", "size", "created",
-                  "control_items", "errors", "error_total", "created_at", "finished_at"]
+        fields = ["id", "kind", "url", "status", "progress", "filename", "size", "created",
+                  "updated", "control_items", "judges", "errors", "error_total", "created_at",
+                  "finished_at"]
         read_only_fields = fields
 
     def get_url(self, job) -> str:
-        return reverse("api:items-import-job", args=[job.campaign.slug, job.pk])
+        return reverse(f"api:{job.kind}-import-job", args=[job.campaign.slug, job.pk])
 
     def get_progress(self, job) -> str:
         return import_job_progress(job=job)
 
 
 class ImportJobDetailApi(APIView):
+    kind = ImportJob.Kind.ITEMS
+
     @extend_schema(operation_id="items_import_job", tags=["items"],
                    responses={200: ImportJobOutput, **openapi.errors()})
     def get(self, request, slug: str, job_id: int):
@@ -85,7 +88,7 @@ class ImportJobDetailApi(APIView):
         or failed (with the row-numbered errors; nothing was imported)."""
         campaign = campaign_for(request.user, slug)
         job = get_object_or_404(ImportJob.objects.select_related("campaign"),
-                                campaign=campaign, pk=job_id)
+                                campaign=campaign, kind=self.kind, pk=job_id)
         return Response(ImportJobOutput(job).data)
 
 

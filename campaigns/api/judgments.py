@@ -7,7 +7,7 @@ the items' progress and k.
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -16,7 +16,8 @@ from rest_framework.views import APIView
 from annotate.http.limits import takes_uploads
 
 from ..importing import ImportRejected, RowError
-from ..models import Worker
+from ..models import ImportJob, Worker
+from ..services.imports import import_is_background, import_job_create
 from ..services.judgments import (
     MAX_OUTPUT_CHARS,
     JudgmentRow,
@@ -24,7 +25,7 @@ from ..services.judgments import (
     read_judgment_file,
 )
 from . import openapi
-from .items import check_storable
+from .items import ImportJobDetailApi, ImportJobOutput, check_storable
 from .parsers import BoundedJSONParser
 from .permissions import campaign_for
 from .serializers import StrictInput, reject_unstorable, validated
@@ -98,15 +99,25 @@ class JudgmentImportApi(APIView):
                                      description=(
             "JSON body: whose judgments these are (default llm). A human platform (account, "
             "link, ...) imports past human ratings that count toward progress and k."))],
-        responses={200: JudgmentImportOutput, **openapi.errors(openapi.WRITE)},
+        responses={200: JudgmentImportOutput, 202: ImportJobOutput,
+                   **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):
         """Store every judgment as a judge's annotation, or none (400 with row-numbered errors).
-        Re-importing a judge's output for an item replaces it."""
+        Re-importing a judge's output for an item replaces it. An uploaded file larger than
+        IMPORT_BACKGROUND_BYTES is imported by a background job instead: 202 with the job,
+        whose `url` to poll tells its status, progress and outcome."""
         campaign = campaign_for(request.user, slug)
         if request.content_type.startswith("multipart/"):
             data = validated(self.JudgmentUploadInput, request.data)
-            content = data["file"].read()
+            upload = data["file"]
+            if import_is_background(size=upload.size):  # past a web request's time: a job
+                job = import_job_create(
+                    campaign=campaign, requested_by=request.user, upload=upload,
+                    filename=upload.name or "", kind=ImportJob.Kind.JUDGMENTS,
+                    options={"judge": data.get("judge") or "", "platform": data["platform"]})
+                return Response(ImportJobOutput(job).data, status=status.HTTP_202_ACCEPTED)
+            content = upload.read()
             check_storable(content)
             rows = read_judgment_file(content, data["file"].name or "", judge=data.get("judge"))
             platform = data["platform"]
@@ -115,3 +126,14 @@ class JudgmentImportApi(APIView):
             rows = _rows_from_json(request.data)
         result = judgments_import(campaign=campaign, rows=rows, platform=platform)
         return Response(self.JudgmentImportOutput(result).data)
+
+
+class JudgmentImportJobDetailApi(ImportJobDetailApi):
+    kind = ImportJob.Kind.JUDGMENTS
+
+    @extend_schema(operation_id="judgments_import_job", tags=["judgments"],
+                   responses={200: ImportJobOutput, **openapi.errors()})
+    def get(self, request, slug: str, job_id: int):
+        """A background judgments import: queued, running (with progress), done (with the
+        counts and judges) or failed (with the row-numbered errors; nothing was imported)."""
+        return super().get(request, slug, job_id)

@@ -6,14 +6,64 @@ process loads the URLconf: most processes never serve a statistics request.
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..analysis import N_BOOT
+from ..errors import ServiceError
+from ..services.statistics import Kind, Status, statistics_request
 from . import openapi
 from .permissions import campaign_for
 from .serializers import validated
+
+LEVEL_CHOICES = ("ordinal", "interval", "ratio")
+FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
+
+
+STATS_PARAMETERS = [
+        OpenApiParameter("exclude_flagged", bool, description=(
+            "Leave workers flagged by quality control out of every statistic; `changes` "
+            "then compares the figures with and without them.")),
+        OpenApiParameter("correction", str, enum=["holm", "bh"], description=(
+            "Multiple-comparison correction over the system pairs of a question: Holm "
+            "(family-wise, default) or Benjamini-Hochberg (false discovery rate).")),
+        OpenApiParameter("alpha", float, description="Significance level (default 0.05)."),
+        OpenApiParameter("pair_by", str, description=(
+            "Item field whose values pair systems (the same input answered by each); "
+            "default: the first displayed field that does; empty for unpaired tests.")),
+        OpenApiParameter("subset_by", str, many=True, description=(
+            "Item fields (e.g. a language pair) to give agreement per value of, beside "
+            "the pooled and per-system figures.")),
+        OpenApiParameter("include_failed_judge_outputs", bool, description=(
+            "Count judge outputs detected as failed runs (all-minimum, identical for every "
+            "item) in the judge figures; by default they are listed and left out.")),
+        OpenApiParameter("levels", str, many=True, description=(
+            "`question:level` (ordinal, interval, ratio) to state a numeric question's "
+            "level of measurement for agreement.")),
+        OpenApiParameter("ties", str, enum=["split", "davidson"], description=(
+            "How pairwise questions' Bradley-Terry fits treat ties: half a win each "
+            "(split) or Davidson's tie parameter; default: each question's tie_model.")),
+    ]
+PENDING_SCHEMA = {
+    "type": "object",
+    "description": "The figures are being computed: ask `url` again in a few seconds.",
+    "properties": {"status": {"type": "string",
+                              "enum": ["queued", "running", "done", "failed"]},
+                   "requested_at": {"type": ["string", "null"], "format": "date-time"},
+                   "url": {"type": "string"}, "message": {"type": "string"}},
+    "required": ["status", "url", "message"],
+}
+FRESHNESS = {
+    "computed_at": {"type": "string", "format": "date-time",
+                    "description": "When the data these figures come from was read."},
+    "stale": {"type": "boolean",
+              "description": "Annotations (or the campaign's schema or settings) changed "
+                             "since `computed_at`: POST to recompute."},
+    "computing": {"type": "boolean", "description": "A recomputation is queued or running."},
+    "last_error": {"type": "string", "description": "Why the latest recomputation failed."},
+}
+
 
 STATS_SCHEMA = {
     "type": "object",
@@ -22,14 +72,12 @@ STATS_SCHEMA = {
         "campaign": {"type": "string"},
         "exclude_flagged": {"type": "boolean"},
         "counts": {"type": "object", "additionalProperties": {}},
+        **FRESHNESS,
     },
-    "required": ["campaign", "exclude_flagged", "counts"],
+    "required": ["campaign", "exclude_flagged", "counts", "computed_at", "stale"],
     "additionalProperties": {},
 }
 
-
-LEVEL_CHOICES = ("ordinal", "interval", "ratio")
-FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
 
 
 class CampaignStatsApi(APIView):
@@ -53,44 +101,22 @@ class CampaignStatsApi(APIView):
         def validate_levels(self, value):
             return dict(v.split(":", 1) for v in value)
 
-    @extend_schema(
-        operation_id="campaigns_stats", tags=["statistics"],
-        parameters=[
-            OpenApiParameter("exclude_flagged", bool, description=(
-                "Leave workers flagged by quality control out of every statistic; `changes` "
-                "then compares the figures with and without them.")),
-            OpenApiParameter("correction", str, enum=["holm", "bh"], description=(
-                "Multiple-comparison correction over the system pairs of a question: Holm "
-                "(family-wise, default) or Benjamini-Hochberg (false discovery rate).")),
-            OpenApiParameter("alpha", float, description="Significance level (default 0.05)."),
-            OpenApiParameter("pair_by", str, description=(
-                "Item field whose values pair systems (the same input answered by each); "
-                "default: the first displayed field that does; empty for unpaired tests.")),
-            OpenApiParameter("subset_by", str, many=True, description=(
-                "Item fields (e.g. a language pair) to give agreement per value of, beside "
-                "the pooled and per-system figures.")),
-            OpenApiParameter("include_failed_judge_outputs", bool, description=(
-                "Count judge outputs detected as failed runs (all-minimum, identical for every "
-                "item) in the judge figures; by default they are listed and left out.")),
-            OpenApiParameter("levels", str, many=True, description=(
-                "`question:level` (ordinal, interval, ratio) to state a numeric question's "
-                "level of measurement for agreement.")),
-            OpenApiParameter("ties", str, enum=["split", "davidson"], description=(
-                "How pairwise questions' Bradley-Terry fits treat ties: half a win each "
-                "(split) or Davidson's tie parameter; default: each question's tie_model.")),
-        ],
-        responses={200: STATS_SCHEMA, **openapi.errors()},
-    )
+    @extend_schema(operation_id="campaigns_stats", tags=["statistics"],
+                   parameters=STATS_PARAMETERS,
+                   responses={200: STATS_SCHEMA, 202: PENDING_SCHEMA, **openapi.errors()})
     def get(self, request, slug: str):
         """Agreement, system scores and ranking, pairwise tests, judge-vs-human figures,
-        worker quality and progress per day."""
-        from ..selectors.analysis import campaign_statistics
+        worker quality and progress per day: the cached result at once, with `computed_at` and
+        `stale`; 202 while the first computation runs (ask again)."""
+        return _cached(request, slug, Kind.STATISTICS, self.StatsFilterInput)
 
-        campaign = campaign_for(request.user, slug)
-        filters = validated(self.StatsFilterInput, _lists(request.query_params,
-                                                          ("subset_by", "levels")))
-        filters["subset_by"] = tuple(filters["subset_by"])
-        return Response(campaign_statistics(campaign=campaign, **filters))
+    @extend_schema(operation_id="campaigns_stats_recompute", tags=["statistics"],
+                   parameters=STATS_PARAMETERS, request=None,
+                   responses={202: PENDING_SCHEMA, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str):
+        """Recompute the statistics for these options (the same query parameters as GET); 202,
+        then GET shows the previous result until the new one is stored."""
+        return _cached(request, slug, Kind.STATISTICS, self.StatsFilterInput, recompute=True)
 
 
 def _lists(params, names: tuple[str, ...]) -> dict:
@@ -98,6 +124,30 @@ def _lists(params, names: tuple[str, ...]) -> dict:
     data = {key: params.get(key) for key in params}
     data.update({name: params.getlist(name) for name in names if name in params})
     return data
+
+
+def _cached(request, slug: str, kind: str, options_input, *, recompute: bool = False):
+    """Validate the options, then answer the cached figures (200), or 202 while they are being
+    computed (a first request, or a POST asking for a recomputation)."""
+    campaign = campaign_for(request.user, slug)
+    options = validated(options_input, _lists(request.query_params, ("subset_by", "levels")))
+    cached = statistics_request(campaign=campaign, kind=kind, options=options,
+                                recompute=recompute)
+    row = cached.row
+    if row.result is None and row.status == Status.FAILED:
+        raise ServiceError(f"Computing these figures failed ({row.error}); POST to this URL to "
+                           "try again.", code="statistics_failed", status=409)
+    if row.result is None or recompute:
+        url = request.build_absolute_uri()
+        return Response({"status": row.status, "requested_at": row.requested_at, "url": url,
+                         "message": "The figures are being computed: ask again in a few "
+                                    "seconds." if cached.computing else "The figures are ready."},
+                        status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})
+    freshness = {"computed_at": row.computed_at, "stale": cached.stale,
+                 "computing": cached.computing}
+    if row.status == Status.FAILED:
+        freshness["last_error"] = row.error
+    return Response({**row.result, **freshness})
 
 
 AGREEMENT_SCHEMA = {
@@ -170,10 +220,17 @@ REPORT_SCHEMA = {
                    "systems, comparisons, quality, judges, planning, and `markdown`.",
     "properties": {"campaign": {"type": "string"}, "markdown": {"type": "string"},
                    "design": {"type": "object", "additionalProperties": {}},
-                   "planning": {"type": "array", "items": {"type": "object"}}},
-    "required": ["campaign", "markdown", "design", "planning"],
+                   "planning": {"type": "array", "items": {"type": "object"}}, **FRESHNESS},
+    "required": ["campaign", "markdown", "design", "planning", "computed_at", "stale"],
     "additionalProperties": {},
 }
+REPORT_PARAMETERS = [
+    OpenApiParameter("effect", float, description=(
+        "Planning: the difference between two systems' means to detect, in the scale's units "
+        "(default 0.2 sd of the ratings).")),
+    OpenApiParameter("power", float, description="Planning: the power (default 0.8)."),
+    *STATS_PARAMETERS,
+]
 
 
 class CampaignReportApi(APIView):
@@ -184,25 +241,18 @@ class CampaignReportApi(APIView):
                                        max_value=0.99)
 
     @extend_schema(
-        operation_id="campaigns_report", tags=["statistics"],
-        parameters=[
-            OpenApiParameter("effect", float, description=(
-                "Planning: the difference between two systems' means to detect, in the "
-                "scale's units (default 0.2 sd of the ratings).")),
-            OpenApiParameter("power", float, description="Planning: the power (default 0.8)."),
-            OpenApiParameter("exclude_flagged", bool),
-            OpenApiParameter("correction", str, enum=["holm", "bh"]),
-            OpenApiParameter("alpha", float),
-        ],
-        responses={200: REPORT_SCHEMA, **openapi.errors()},
+        operation_id="campaigns_report", tags=["statistics"], parameters=REPORT_PARAMETERS,
+        responses={200: REPORT_SCHEMA, 202: PENDING_SCHEMA, **openapi.errors()},
     )
     def get(self, request, slug: str):
         """The evaluation report: what a paper's human-evaluation section needs, from the same
-        figures as /stats/, with a planning table and the report as Markdown."""
-        from ..selectors.analysis import evaluation_report
+        figures as /stats/, with a planning table and the report as Markdown; cached like
+        /stats/ (`computed_at`, `stale`; 202 while the first computation runs)."""
+        return _cached(request, slug, Kind.REPORT, self.ReportInput)
 
-        campaign = campaign_for(request.user, slug)
-        filters = validated(self.ReportInput, _lists(request.query_params,
-                                                     ("subset_by", "levels")))
-        filters["subset_by"] = tuple(filters["subset_by"])
-        return Response(evaluation_report(campaign=campaign, **filters))
+    @extend_schema(operation_id="campaigns_report_recompute", tags=["statistics"],
+                   parameters=REPORT_PARAMETERS, request=None,
+                   responses={202: PENDING_SCHEMA, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str):
+        """Recompute the report for these options (the same query parameters as GET)."""
+        return _cached(request, slug, Kind.REPORT, self.ReportInput, recompute=True)

@@ -46,6 +46,8 @@ urlpatterns = [
     path(f"{CAMPAIGN}annotations/", annotations.AnnotationListApi.as_view(), name="annotations"),
     path(f"{CAMPAIGN}judgments/import/", judgments.JudgmentImportApi.as_view(),
          name="judgments-import"),
+    path(f"{CAMPAIGN}judgments/imports/<int:job_id>/",
+         judgments.JudgmentImportJobDetailApi.as_view(), name="judgments-import-job"),
     path(f"{CAMPAIGN}stats/", stats.CampaignStatsApi.as_view(), name="stats"),
     path(f"{CAMPAIGN}agreement/", stats.QuestionAgreementApi.as_view(), name="agreement"),
     path(f"{CAMPAIGN}report/", stats.CampaignReportApi.as_view(), name="report"),

@@ -12,6 +12,7 @@ computed in Python once per worker and loaded into a temporary table joined in t
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import tempfile
@@ -273,12 +274,16 @@ def write_csv(
     stream.flush()
     out = stream.buffer
     written = 0
+    # Rolled-over buffers are unnamed files (gone with the process) in the application's spool
+    # directory rather than the machine's /tmp.
+    os.makedirs(settings.EXPORT_SPOOL_DIR, mode=0o700, exist_ok=True)
     with connection.cursor() as cursor:
         _load_pseudonyms(cursor, plan)
         try:
             for lo, hi, rows in _boundaries(scope, chunk or chunk_size()):
                 # Held until the COPY succeeds; past SPOOL_BYTES (csv-long's many rows) on disk.
-                buffer = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
+                buffer = tempfile.SpooledTemporaryFile(  # noqa: SIM115
+                    max_size=SPOOL_BYTES, dir=settings.EXPORT_SPOOL_DIR)
                 sql = build(plan, f"{where} AND a.id > {int(lo)} AND a.id <= {int(hi)}")
                 try:
                     with transaction.atomic():  # a savepoint, so a fallback leaves no trace

@@ -9,8 +9,6 @@ from __future__ import annotations
 import gzip
 import io
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +31,7 @@ from ..exporting.sql import sql_path_enabled, write_csv
 from ..models import Campaign, ExportJob, Worker
 from ..schema import SchemaInvalid, parse_schema
 from ..selectors.campaigns import campaign_visible_to
+from .spools import spool_open, spools_clean
 
 logger = logging.getLogger(__name__)
 
@@ -197,7 +196,7 @@ def _run(job: ExportJob) -> None:
     campaign = job.campaign
     compress = bool(job.options.get("gzip"))
     started = time.perf_counter()
-    with _spool_file() as raw:
+    with spool_open(job=job) as raw:
         with _text_stream(raw, compress=compress) as stream, _progress_without_flush_waits():
             if job.format in ANALYSIS_FORMATS:
                 written, extension = _write_analysis(job, stream), ANALYSIS_FORMATS[job.format]
@@ -335,17 +334,6 @@ class _SpooledExport(File):
         return self.file.name
 
 
-@contextmanager
-def _spool_file() -> Iterator[IO[bytes]]:
-    raw = tempfile.NamedTemporaryFile(prefix="export-", delete=False)  # noqa: SIM115
-    try:
-        yield raw
-    finally:
-        raw.close()
-        if os.path.exists(raw.name):  # not moved into storage
-            os.unlink(raw.name)
-
-
 def _store(raw: IO[bytes], name: str) -> str:
     raw.flush()
     raw.seek(0)
@@ -399,6 +387,7 @@ def export_jobs_sweep_stale(*, older_than: timedelta | None = None) -> int:
     A worker killed mid-run leaves its job "running"; this makes sure it ends done or failed.
     Returns how many jobs it touched.
     """
+    spools_clean()  # what killed attempts left on this host
     cutoff = timezone.now() - (older_than if older_than is not None else stale_after())
     stale = ExportJob.objects.filter(status=ExportJob.Status.RUNNING).filter(
         Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)

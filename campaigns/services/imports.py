@@ -1,5 +1,6 @@
-"""Background item imports: a big upload is stored, then imported by a Celery job (all or
-nothing, through the same items_import as a small one), with its progress in the cache."""
+"""Background imports: a big item or judgments upload is stored, then imported by a Celery job
+(all or nothing, through the same items_import or judgments_import as a small one), with its
+progress in the cache."""
 from __future__ import annotations
 
 import logging
@@ -12,8 +13,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..importing import ImportRejected, RowError
-from ..models import Campaign, ImportJob
+from ..models import Campaign, ImportJob, Worker
 from .items import items_import
+from .judgments import judgments_import, read_judgment_file
 
 logger = logging.getLogger(__name__)
 PROGRESS_TTL = 24 * 3600
@@ -25,13 +27,17 @@ def import_is_background(*, size: int) -> bool:
 
 
 def import_job_create(*, campaign: Campaign, requested_by, upload: File, filename: str,
-                      fmt: str | None, enqueue: bool = True) -> ImportJob:
-    """Store the upload and queue its import (after the commit, so the worker finds the row)."""
+                      fmt: str | None = None, kind: str = ImportJob.Kind.ITEMS,
+                      options: dict | None = None, enqueue: bool = True) -> ImportJob:
+    """Store the upload and queue its import (after the commit, so the worker finds the row).
+    A judgments upload's `options` are its judge name (files without a judge column) and
+    platform."""
     if upload.size > settings.IMPORT_MAX_BYTES:
         raise ImportRejected([RowError(
             None, "", f"the file is larger than {settings.IMPORT_MAX_BYTES // (1024 * 1024)} MB")])
-    job = ImportJob.objects.create(campaign=campaign, requested_by=requested_by,
-                                   filename=filename[:255], format=fmt or "", size=upload.size)
+    job = ImportJob.objects.create(campaign=campaign, requested_by=requested_by, kind=kind,
+                                   options=options or {}, filename=filename[:255],
+                                   format=fmt or "", size=upload.size)
     job.file = storages["imports"].save(f"campaign-{campaign.pk}/import-{job.pk}.upload", upload)
     job.save(update_fields=["file"])
     if enqueue:
@@ -53,7 +59,8 @@ def import_job_progress(*, job: ImportJob) -> str:
 
 
 def import_job_run(*, job_id: int) -> None:
-    """Import a job's file; the outcome (count, or errors) is recorded on the row.
+    """Import a job's file (items or judgments); the outcome (counts, or errors) is recorded
+    on the row.
 
     The items and the job's outcome commit together, under a lock on the job row: a worker
     killed mid-import leaves neither, and the task's re-delivery (acks_late) runs the job
@@ -82,8 +89,7 @@ def _import_file(job: ImportJob, storage) -> None:
         with storage.open(job.file, "rb") as fh:
             content = fh.read()
         report(f"checking and storing {len(content):,} bytes")
-        result = items_import(campaign=job.campaign, content=content, filename=job.filename,
-                              fmt=job.format or None)
+        IMPORTERS[job.kind](job, content)
     except ImportRejected as exc:
         job.status, job.error_total = ImportJob.Status.FAILED, exc.total
         job.errors = [str(e) for e in exc.errors]
@@ -93,7 +99,22 @@ def _import_file(job: ImportJob, storage) -> None:
         job.errors = ["the import failed unexpectedly; nothing was imported"]
     else:
         job.status = ImportJob.Status.DONE
-        job.created, job.control_items = result.created, result.control_items
     job.finished_at = timezone.now()
-    job.save(update_fields=["status", "created", "control_items", "errors", "error_total",
-                            "finished_at"])
+    job.save(update_fields=["status", "created", "updated", "control_items", "judges", "errors",
+                            "error_total", "finished_at"])
+
+
+def _import_items(job: ImportJob, content: bytes) -> None:
+    result = items_import(campaign=job.campaign, content=content, filename=job.filename,
+                          fmt=job.format or None)
+    job.created, job.control_items = result.created, result.control_items
+
+
+def _import_judgments(job: ImportJob, content: bytes) -> None:
+    rows = read_judgment_file(content, job.filename, judge=job.options.get("judge") or None)
+    result = judgments_import(campaign=job.campaign, rows=rows,
+                              platform=job.options.get("platform") or Worker.Platform.LLM)
+    job.created, job.updated, job.judges = result.created, result.updated, result.judges
+
+
+IMPORTERS = {ImportJob.Kind.ITEMS: _import_items, ImportJob.Kind.JUDGMENTS: _import_judgments}

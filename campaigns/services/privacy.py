@@ -7,7 +7,10 @@
 - their intake answers, and the platform id itself (replaced by a random "erased-..." value,
   so the Worker row stays only as an anonymous placeholder with `erased_at` set);
 - the campaign's stored export files made before the deletion, which contain their rows
-  (the jobs are marked failed with the reason; a new export leaves them out);
+  (the jobs are marked failed with the reason; a new export leaves them out), exports running
+  at the time (withdrawn: they stop at their next chunk and store nothing) and every export
+  spool of the campaign;
+- the campaign's cached statistics, reports and side-by-side tables (recomputed on request);
 
 and writes a DeletionRecord (when, by whom, which campaign, the pseudonym the worker had in
 earlier exports, and what was removed) so the researcher can show the request was honoured.
@@ -20,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from ..errors import ServiceError
@@ -36,6 +39,8 @@ from ..models import (
     Worker,
 )
 from ..work.locking import for_update
+from .spools import spools_purge
+from .statistics import statistics_purge
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +88,7 @@ def worker_erase(*, worker: Worker, requested_by=None, via: str = "service",
         locked.erased_at = timezone.now()
         locked.save(update_fields=["platform_id", "intake", "erased_at"])
         files = _retire_exports(campaign, locked.erased_at) if annotations else []
+        statistics_purge(campaign=campaign)
         record = DeletionRecord.objects.create(
             campaign=campaign, campaign_slug=campaign.slug, worker=locked,
             platform=locked.platform, pseudonym=pseudonym,
@@ -91,7 +97,8 @@ def worker_erase(*, worker: Worker, requested_by=None, via: str = "service",
             assignments_deleted=assignments, intake_cleared=intake_cleared,
             export_files_deleted=len(files),
         )
-        transaction.on_commit(lambda: _delete_files(files))
+        spools = campaign.pk if annotations else None  # running exports were withdrawn
+        transaction.on_commit(lambda: _delete_files(files, spools_of=spools))
     worker.refresh_from_db()
     logger.info("erased worker %s (%s) in %s: %d annotations, %d assignments",
                 worker.pk, pseudonym, campaign.slug, annotations, assignments)
@@ -131,9 +138,11 @@ def _delete_work(worker: Worker) -> tuple[int, int]:
 
 
 def _retire_exports(campaign: Campaign, when) -> list[str]:
-    """Mark the campaign's finished exports (which hold the worker's rows) as withdrawn."""
-    jobs = list(ExportJob.objects.filter(campaign=campaign, created_at__lte=when).exclude(file=""))
-    files = [job.file for job in jobs]
+    """Mark the campaign's finished exports (which hold the worker's rows) and its running ones
+    (which may have read them) as withdrawn; a running one stops at its next chunk."""
+    jobs = list(ExportJob.objects.filter(campaign=campaign, created_at__lte=when).filter(
+        ~Q(file="") | Q(status=ExportJob.Status.RUNNING)))
+    files = [job.file for job in jobs if job.file]
     ExportJob.objects.filter(pk__in=[job.pk for job in jobs]).update(
         status=ExportJob.Status.FAILED, file="",
         error=(f"Withdrawn on {when:%Y-%m-%d %H:%M} UTC: this file held the data of a worker "
@@ -142,10 +151,11 @@ def _retire_exports(campaign: Campaign, when) -> list[str]:
     return files
 
 
-def _delete_files(paths: list[str]) -> None:
-    if not paths:
-        return
+def _delete_files(paths: list[str], *, spools_of: int | None) -> None:
     from django.core.files.storage import storages
+
+    if spools_of is not None:
+        spools_purge(campaign_id=spools_of)
 
     storage = storages["exports"]
     for path in paths:

@@ -56,7 +56,8 @@ def export(django_capture_on_commit_callbacks, owner):
 
 @pytest.fixture(autouse=True)
 def _export_storage(settings, tmp_path):
-    """Each test writes its files under its own temporary folder."""
+    """Each test writes its files (and its spools) under its own temporary folder."""
+    settings.EXPORT_SPOOL_DIR = tmp_path / "spool"
     settings.STORAGES = {
         **settings.STORAGES,
         "exports": {"BACKEND": "django.core.files.storage.FileSystemStorage",

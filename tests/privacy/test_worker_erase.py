@@ -134,3 +134,55 @@ def test_the_command_erases_by_platform_id(study):
 def test_worker_find_names_what_is_missing(study):
     with pytest.raises(Exception, match="No worker with mturk id 'A1'"):
         worker_find(campaign=study, platform="mturk", platform_id="A1")
+
+
+def test_erasing_purges_the_campaigns_export_spools_and_withdraws_running_exports(
+        study, owner, settings, tmp_path, django_capture_on_commit_callbacks):
+    settings.EXPORT_SPOOL_DIR = tmp_path
+    worker = work(study, RAW_ID)
+    running = ExportJob.objects.create(campaign=study, requested_by=owner, status="running",
+                                       attempts=1)
+    spool = tmp_path / f"export-{study.pk}-{running.pk}-1-abc"
+    spool.write_text(f"{RAW_ID},4\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        worker_erase(worker=worker)
+    running.refresh_from_db()
+    assert running.status == "failed" and "deleted on request" in running.error
+    assert not spool.exists()
+
+
+def test_a_running_export_stops_and_stores_nothing_once_a_worker_is_erased(
+        study, owner, settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
+    from campaigns.services import exports
+
+    settings.EXPORT_SPOOL_DIR = tmp_path / "spool"
+    settings.STORAGES = {**settings.STORAGES, "exports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path / "exports")}}}
+    worker = work(study, RAW_ID)
+    job = exports.export_job_create(campaign=study, requested_by=owner, fmt="jsonl",
+                                    enqueue=False)
+    real_scope = exports.export_scope
+
+    def erased_meanwhile(**kwargs):
+        with django_capture_on_commit_callbacks(execute=True):
+            worker_erase(worker=worker)
+        return real_scope(**kwargs)
+
+    monkeypatch.setattr(exports, "export_scope", erased_meanwhile)
+    exports.export_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "failed" and job.file == ""
+    assert not any((tmp_path / "exports").rglob("*.jsonl"))
+    assert list((tmp_path / "spool").iterdir()) == []
+
+
+def test_erasing_deletes_the_campaigns_cached_statistics(study, django_capture_on_commit_callbacks):
+    from campaigns.models import StatisticsResult
+    from campaigns.services.statistics import Kind, statistics_request
+
+    worker = work(study, RAW_ID)
+    statistics_request(campaign=study, kind=Kind.STATISTICS, options={})  # computed (eager)
+    assert StatisticsResult.objects.get().result["counts"]["annotations"] == 2
+    worker_erase(worker=worker)
+    assert not StatisticsResult.objects.filter(campaign=study).exists()

@@ -1,0 +1,226 @@
+"""Cached statistics: a campaign's statistics, report and side-by-side table are computed by a
+Celery job and kept per set of options (a StatisticsResult row) with the time of the data.
+
+A researcher's request reads the row (`statistics_cached`): the last result at once, marked
+stale when an annotation changed after its data was read; with none yet it starts the job
+(`statistics_request`) and the caller answers "being computed". `statistics_request(...,
+recompute=True)` queues a new computation while the old result stays on show. With no broker
+(the embedded mode) the job runs in the request, as every Celery task does there.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+from kombu.exceptions import KombuError
+
+from ..errors import ServiceError
+from ..models import Annotation, Campaign, StatisticsResult
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3
+Kind = StatisticsResult.Kind
+Status = StatisticsResult.Status
+# Every option of each kind with its default, so that the admin page (which sets few) and the
+# API (which sets them all) share one cached result for the same figures.
+DEFAULTS: dict[str, dict] = {
+    Kind.STATISTICS: {"exclude_flagged": False, "correction": "holm", "alpha": 0.05,
+                      "pair_by": None, "subset_by": [], "levels": {},
+                      "include_failed_judge_outputs": False, "ties": None},
+    Kind.SIDE_BY_SIDE: {"external_id": ""},
+}
+DEFAULTS[Kind.REPORT] = {**DEFAULTS[Kind.STATISTICS], "effect": None, "power": 0.8}
+
+
+@dataclass(frozen=True)
+class Cached:
+    """What a request shows: the last result (None before the first), whether annotations
+    changed since its data was read, and the state of the latest computation."""
+
+    row: StatisticsResult
+    stale: bool
+
+    @property
+    def result(self) -> dict | None:
+        return self.row.result
+
+    @property
+    def computing(self) -> bool:
+        return self.row.status in (Status.QUEUED, Status.RUNNING)
+
+
+def statistics_options(*, kind: str, **options) -> dict:
+    """The full, canonical options of a kind (unknown names are a programming error)."""
+    unknown = set(options) - set(DEFAULTS[kind])
+    if unknown:
+        raise TypeError(f"unknown {kind} options: {sorted(unknown)}")
+    full = {**DEFAULTS[kind], **options}
+    if "subset_by" in full:
+        full["subset_by"] = list(full["subset_by"])
+    return json.loads(json.dumps(full, sort_keys=True))  # JSON types, as the row stores them
+
+
+def _key(options: dict) -> str:
+    return hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()
+
+
+def stale_after() -> timedelta:
+    """A queued or running computation older than this is taken as lost and queued again."""
+    return timedelta(seconds=settings.STATISTICS_STALE_SECONDS)
+
+
+def statistics_cached(*, campaign: Campaign, kind: str, options: dict) -> Cached | None:
+    """The cached row for these options, or None if nothing was ever asked for."""
+    options = statistics_options(kind=kind, **options)
+    row = StatisticsResult.objects.filter(campaign=campaign, kind=kind,
+                                          options_key=_key(options)).first()
+    if row is None:
+        return None
+    return Cached(row=row, stale=_changed_since(campaign, row.computed_at))
+
+
+def _changed_since(campaign: Campaign, when: datetime | None) -> bool:
+    """Whether an annotation, or the campaign's schema or settings (a renamed question), changed
+    after `when`. Annotations rewritten in bulk by a schema change keep their updated_at, but
+    the campaign's is set."""
+    if when is None:
+        return False
+    if campaign.updated_at > when:
+        return True
+    # One index lookup (annotation_campaign_updated), however big the campaign.
+    latest = Annotation.objects.filter(campaign=campaign).aggregate(at=Max("updated_at"))["at"]
+    return latest is not None and latest > when
+
+
+def statistics_request(*, campaign: Campaign, kind: str, options: dict,
+                       recompute: bool = False) -> Cached:
+    """The cached row, first queuing a computation when there is none yet, when `recompute`
+    asks for one, or when the last one was lost; never two at once."""
+    options = statistics_options(kind=kind, **options)
+    key = _key(options)
+    row = StatisticsResult.objects.filter(campaign=campaign, kind=kind, options_key=key).first()
+    if row is None:
+        try:
+            with transaction.atomic():
+                row = StatisticsResult.objects.create(
+                    campaign=campaign, kind=kind, options=options, options_key=key,
+                    status=Status.QUEUED, requested_at=timezone.now())
+            _dispatch(row)
+        except IntegrityError:  # another request created it first: that one queued the job
+            pass
+        row = StatisticsResult.objects.get(campaign=campaign, kind=kind, options_key=key)
+    elif recompute or _lost(row):  # a failure is tried again only when asked (a POST)
+        _queue_again(row)
+        row.refresh_from_db()
+    return Cached(row=row, stale=_changed_since(campaign, row.computed_at))
+
+
+def _lost(row: StatisticsResult) -> bool:
+    since = row.started_at if row.status == Status.RUNNING else row.requested_at
+    return (row.status in (Status.QUEUED, Status.RUNNING) and since is not None
+            and since < timezone.now() - stale_after())
+
+
+def _queue_again(row: StatisticsResult) -> None:
+    # Conditional: of two requests at once only one queues; a live computation is not doubled
+    # (unless it is lost).
+    now = timezone.now()
+    idle = Q(status__in=(Status.DONE, Status.FAILED))
+    lost = (Q(status=Status.QUEUED, requested_at__lt=now - stale_after())
+            | Q(status=Status.RUNNING, started_at__lt=now - stale_after()))
+    if StatisticsResult.objects.filter(Q(pk=row.pk) & (idle | lost)).update(
+            status=Status.QUEUED, requested_at=now, error="", queued_attempts=F("attempts")):
+        _dispatch(row)
+
+
+def _dispatch(row: StatisticsResult) -> None:
+    """Start the job: in the request without a broker, else on Celery after the commit."""
+    from ..tasks import app, task_statistics_compute  # the tasks module imports the services
+
+    if app.conf.task_always_eager:
+        statistics_compute(result_id=row.pk)
+        return
+
+    def send() -> None:
+        try:
+            task_statistics_compute.apply_async(kwargs={"result_id": row.pk}, retry=True,
+                                                retry_policy={"max_retries": 2})
+        except (KombuError, OSError) as exc:
+            StatisticsResult.objects.filter(pk=row.pk, status=Status.QUEUED).update(
+                status=Status.FAILED, error=f"the job could not be queued ({exc}); try again")
+            raise ServiceError("The statistics could not be queued: the job queue is "
+                               "unreachable. Please try again shortly.", code="queue_down",
+                               status=503) from None
+
+    transaction.on_commit(send)
+
+
+# --- the job ------------------------------------------------------------------------------------
+
+
+def statistics_compute(*, result_id: int) -> None:
+    """Compute a row's figures and store them with the time their data was read.
+
+    The run claims the row by bumping `attempts`; its result is stored only if no later
+    attempt took over, so a re-delivered job and a slow first run do not overwrite each other
+    with older figures. A failure keeps the last result and records the reason; a computation
+    whose worker was killed MAX_ATTEMPTS times (re-delivered each time: acks late) is failed
+    rather than tried for ever.
+    """
+    unfinished = StatisticsResult.objects.filter(pk=result_id,
+                                                 status__in=(Status.QUEUED, Status.RUNNING))
+    claimed = unfinished.filter(attempts__lt=F("queued_attempts") + MAX_ATTEMPTS).update(
+        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
+    if not claimed:  # gone, finished by an earlier delivery, or killed every time
+        unfinished.update(status=Status.FAILED, error=(
+            f"gave up after {MAX_ATTEMPTS} attempts: the worker computing these figures "
+            "stopped each time (killed, restarted or out of memory)"))
+        return
+    row = StatisticsResult.objects.select_related("campaign").get(pk=result_id)
+    read_at = timezone.now()
+    fields: dict = {}
+    try:
+        result = COMPUTE[row.kind](row.campaign, dict(row.options))
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher
+        logger.exception("statistics %s of campaign %s failed", row.kind, row.campaign_id)
+        fields = {"status": Status.FAILED, "error": f"{type(exc).__name__}: {exc}"[:2000]}
+    else:
+        fields = {"status": Status.DONE, "error": "", "result": result, "computed_at": read_at}
+    StatisticsResult.objects.filter(pk=row.pk, attempts=row.attempts).update(**fields)
+
+
+def _statistics(campaign: Campaign, options: dict) -> dict:
+    from ..selectors.analysis import campaign_statistics
+
+    options["subset_by"] = tuple(options["subset_by"])
+    return campaign_statistics(campaign=campaign, **options)
+
+
+def _report(campaign: Campaign, options: dict) -> dict:
+    from ..selectors.analysis import evaluation_report
+
+    options["subset_by"] = tuple(options["subset_by"])
+    return evaluation_report(campaign=campaign, **options)
+
+
+def _side_by_side(campaign: Campaign, options: dict) -> dict:
+    from ..selectors.analysis import item_side_by_side
+
+    return {"rows": item_side_by_side(campaign=campaign, external_id=options["external_id"])}
+
+
+COMPUTE = {Kind.STATISTICS: _statistics, Kind.REPORT: _report, Kind.SIDE_BY_SIDE: _side_by_side}
+
+
+def statistics_purge(*, campaign: Campaign) -> int:
+    """Delete every cached figure of a campaign (they may hold a worker's answers or name)."""
+    deleted, _ = StatisticsResult.objects.filter(campaign=campaign).delete()
+    return deleted
