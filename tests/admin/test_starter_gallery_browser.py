@@ -25,13 +25,12 @@ def test_a_template_prefills_the_form_previews_as_the_worker_page_and_saves(admi
     assert f'"kind": "{starter_get(name).kinds[-1]}"' in page.input_value("#id_schema")
     page.screenshot(path=f"{SHOTS}/admin-gallery-{name}.png", full_page=True)
 
+    errors = []  # listened for on the context: the preview opens in a new tab
+    page.context.on("weberror", lambda e: errors.append(str(e.error)))
+    page.context.on("console", lambda m: errors.append(m.text) if "Refused to" in m.text else None)
     with page.context.expect_page() as opened:
         page.get_by_role("button", name="Show the form as the worker will see it").click()
     preview = opened.value
-    errors = []  # the shared page's listeners do not see this new tab
-    preview.on("pageerror", lambda exc: errors.append(str(exc)))
-    preview.on("console", lambda m: errors.append(m.text) if "Refused to" in m.text else None)
-    preview.reload()
     preview.wait_for_load_state()
     kind = starter_get(name).schema["questions"][0]["kind"]
     preview.locator(f'[data-kind="{kind}"]').first.wait_for()
