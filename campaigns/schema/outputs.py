@@ -11,6 +11,8 @@ import hashlib
 import random
 from typing import Any
 
+from .base import AnswerInvalid
+
 OUTPUTS = "outputs"
 CSV_PREFIX = "output:"
 MAX_OUTPUTS = 20
@@ -79,6 +81,30 @@ def options_order(n: int, seed: str, question_id: str) -> list[int]:
     """The positions of a question's n options as one assignment shows them (questions that
     shuffle their options; each question of a page gets its own order)."""
     return shuffled(n, f"{seed}:{question_id}")
+
+
+class ShuffledOptions:
+    """What a question kind with `options` and a `shuffle_options` setting shares: the order one
+    assignment shows its options in, the widget in that order, and the check of a stored order."""
+
+    def shuffles_options(self) -> bool:
+        return self.shuffle_options
+
+    def option_order(self, seed: str) -> list[int]:
+        """The options' positions as this seed shows them (the same seed, the same order)."""
+        return options_order(len(self.options), seed, self.id)
+
+    def shown_widget(self, extra: dict, seed: str) -> dict:
+        return {**extra, "choices": [extra["choices"][i] for i in self.option_order(seed)]}
+
+    def shown_values(self, seed: str) -> list[str]:
+        return [self.options[i].value for i in self.option_order(seed)]
+
+    def clean_order(self, order: Any, values: list[str], noun: str) -> list[str]:
+        """A posted order: each of the question's values once, else AnswerInvalid."""
+        if not isinstance(order, list) or sorted(map(str, order)) != sorted(values):
+            raise AnswerInvalid({f"{self.id}.order": f"The order must list each {noun} once."})
+        return [str(v) for v in order]
 
 
 def shown_data(data: dict | None, seed: str | None) -> dict:

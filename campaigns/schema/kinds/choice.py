@@ -22,10 +22,10 @@ from ..base import (
     prompt_heading,
     require_distinct,
 )
-from ..outputs import options_order
+from ..outputs import ShuffledOptions
 
 
-class ChoiceQuestion(BaseQuestion):
+class ChoiceQuestion(ShuffledOptions, BaseQuestion):
     kind: Literal["choice"]
     options: list[Option] = Field(min_length=2)
 
@@ -64,29 +64,16 @@ class ChoiceQuestion(BaseQuestion):
             raw, order = raw.get("value"), raw.get("order")
         cleaned: dict[str, Any] = {"value": self._value(raw)}
         if order is not None:
-            if not isinstance(order, list) or sorted(map(str, order)) != sorted(self._values()):
-                raise AnswerInvalid({f"{self.id}.order": "The order must list each option value "
-                                                         "once."})
-            cleaned["order"] = [str(v) for v in order]
+            cleaned["order"] = self.clean_order(order, self._values(), "option value")
         return cleaned
 
     # --- the per-assignment order -----------------------------------------------------------
-
-    def shuffles_options(self) -> bool:
-        return self.shuffle_options
-
-    def option_order(self, seed: str) -> list[int]:
-        """The options' positions as this seed shows them (the same seed, the same order)."""
-        return options_order(len(self.options), seed, self.id)
-
-    def shown_widget(self, extra: dict, seed: str) -> dict:
-        return {**extra, "choices": [extra["choices"][i] for i in self.option_order(seed)]}
 
     def record_shown(self, raw: Any, seed: str) -> Any:
         value = raw.get("value") if isinstance(raw, dict) else raw
         if not self.shuffle_options or value in (None, ""):
             return raw
-        return {"value": value, "order": [self.options[i].value for i in self.option_order(seed)]}
+        return {"value": value, "order": self.shown_values(seed)}
 
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         if isinstance(value, dict):

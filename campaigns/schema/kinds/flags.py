@@ -23,12 +23,12 @@ from ..base import (
     require_distinct,
     sql_text,
 )
-from ..outputs import options_order
+from ..outputs import ShuffledOptions
 
 OTHER_MAX_LENGTH = 1000
 
 
-class FlagsQuestion(BaseQuestion):
+class FlagsQuestion(ShuffledOptions, BaseQuestion):
     kind: Literal["flags"]
     options: list[Option] = Field(min_length=1)
     other: bool = False
@@ -76,27 +76,15 @@ class FlagsQuestion(BaseQuestion):
             cleaned["other"] = other
         order = raw.get("order")
         if order is not None:
-            if not isinstance(order, list) or sorted(map(str, order)) != sorted(values):
-                raise AnswerInvalid({f"{self.id}.order": "The order must list each reason "
-                                                         "once."})
-            cleaned["order"] = [str(v) for v in order]
+            cleaned["order"] = self.clean_order(order, values, "reason")
         return cleaned
 
     # --- the per-assignment order -----------------------------------------------------------
 
-    def shuffles_options(self) -> bool:
-        return self.shuffle_options
-
-    def option_order(self, seed: str) -> list[int]:
-        return options_order(len(self.options), seed, self.id)
-
-    def shown_widget(self, extra: dict, seed: str) -> dict:
-        return {**extra, "choices": [extra["choices"][i] for i in self.option_order(seed)]}
-
     def record_shown(self, raw: Any, seed: str) -> Any:
         if not self.shuffle_options or not isinstance(raw, dict):
             return raw
-        return {**raw, "order": [self.options[i].value for i in self.option_order(seed)]}
+        return {**raw, "order": self.shown_values(seed)}
 
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         selected = set(answer.get("selected", []))
