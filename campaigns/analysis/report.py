@@ -4,7 +4,8 @@ Follows the reporting recommendations of Howcroft et al. (2020, "Twenty years of
 human evaluation", INLG) and van der Lee et al. (2021, "Human evaluation of automatically
 generated text", Computer Speech & Language): the design (items, systems, raters per item, who
 the raters were, payment), agreement with intervals, per-system results with intervals and
-corrected comparisons, quality control and exclusions, judge alignment, and the warnings.
+corrected comparisons, pairwise preference (win rates, Bradley-Terry) and best-worst scores,
+error spans, quality control and exclusions, judge alignment, and the warnings.
 Pure functions over the statistics dict (campaign_statistics) and a few design facts.
 """
 from __future__ import annotations
@@ -186,6 +187,7 @@ def _preference_markdown(entries: list[dict]) -> list[str]:
         if not e["judgments"]:
             out += ["No judgments yet.", ""]
             continue
+        out += ["Wins, ties and losses per pair of systems:", ""]
         out += _table(["System A", "System B", "A wins", "Ties", "B wins", "n", "A's win rate"], [
             [_md(r["system_a"]), _md(r["system_b"]), str(r["wins_a"]), str(r["ties"]),
              str(r["wins_b"]), str(r["n"]), _num(r["win_rate_a"])] for r in e["pairs"]])
