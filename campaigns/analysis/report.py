@@ -4,15 +4,16 @@ Follows the reporting recommendations of Howcroft et al. (2020, "Twenty years of
 human evaluation", INLG) and van der Lee et al. (2021, "Human evaluation of automatically
 generated text", Computer Speech & Language): the design (items, systems, raters per item, who
 the raters were, payment), agreement with intervals, per-system results with intervals and
-corrected comparisons, quality control and exclusions, judge alignment, and the warnings.
+corrected comparisons, pairwise preference (win rates, Bradley-Terry) and best-worst scores,
+error spans, quality control and exclusions, judge alignment, and the warnings.
 Pure functions over the statistics dict (campaign_statistics) and a few design facts.
 """
 from __future__ import annotations
 
 import re
 
-SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "error_spans",
-            "quality", "judges", "planning")
+SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "pairwise_preference",
+            "best_worst", "error_spans", "quality", "judges", "planning")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -35,6 +36,8 @@ def build_report(statistics: dict, design: dict, planning: list[dict]) -> dict:
         "comparisons": {"n": len(statistics["comparisons"]), "significant": significant,
                         "correction": statistics.get("options", {}).get("correction"),
                         "alpha": statistics.get("options", {}).get("alpha")},
+        "pairwise_preference": statistics.get("pairwise_preference", []),
+        "best_worst": statistics.get("best_worst", []),
         "error_spans": statistics.get("error_spans", []),
         "quality": {"workers": statistics["counts"]["workers"],
                     "flagged": [{"worker": r["worker"], "reasons": r["reasons"]}
@@ -115,6 +118,8 @@ def report_markdown(report: dict) -> str:
          _md(r["test"]), f"{r['p']:.4f} ({r['p_adjusted']:.4f})",
          f"{_md(r['effect_measure'])} {_num(r['effect'])} {_interval(r, 'effect_')}"]
         for r in c["significant"]]) if c["significant"] else [""]
+    out += _preference_markdown(report.get("pairwise_preference", []))
+    out += _best_worst_markdown(report.get("best_worst", []))
     out += _error_spans_markdown(report.get("error_spans", []))
     q = report["quality"]
     out += ["## Quality control and exclusions", "",
@@ -169,4 +174,64 @@ def _error_spans_markdown(entries: list[dict]) -> list[str]:
             out += _table([f"{_md(e['score_question'])}: system", "n", "Mean", "95% CI"], [
                 [_md(r["system"]), str(r["n"]), _num(r["mean"]), _interval(r)]
                 for r in e["scores"]])
+    return out
+
+
+def _preference_markdown(entries: list[dict]) -> list[str]:
+    """Per pairwise question: win/tie/loss per pair, win rates, Bradley-Terry strengths with
+    intervals and ranks (and the tie model), and the position bias."""
+    out = []
+    for e in entries:
+        out += [f"## Pairwise preference: {_md(e['question'])} ({e['judgments']} judgment(s))",
+                ""]
+        if not e["judgments"]:
+            out += ["No judgments yet.", ""]
+            continue
+        out += ["Wins, ties and losses per pair of systems:", ""]
+        out += _table(["System A", "System B", "A wins", "Ties", "B wins", "n", "A's win rate"], [
+            [_md(r["system_a"]), _md(r["system_b"]), str(r["wins_a"]), str(r["ties"]),
+             str(r["wins_b"]), str(r["n"]), _num(r["win_rate_a"])] for r in e["pairs"]])
+        out += ["Win rates over all pairs (a tie counts as half a win):", ""]
+        out += _table(["System", "Wins", "Ties", "Losses", "n", "Win rate"], [
+            [_md(r["system"]), str(r["wins"]), str(r["ties"]), str(r["losses"]), str(r["n"]),
+             _num(r["win_rate"])] for r in e["win_rates"]])
+        ties = (f"ties by Davidson's model (tie parameter nu = {_num(e['tie_parameter'])})"
+                if e["ties"] == "davidson" else "ties split as half a win for each side")
+        strengths = e["bradley_terry"]
+        resamples = (f" from {strengths[0]['n_boot_used']} item-bootstrap resamples"
+                     if strengths else "")
+        out += [f"Bradley-Terry log-strengths (mean 0; a difference of 1 is odds of e to 1), "
+                f"{ties}; 95% intervals{resamples}:", ""]
+        out += _table(["Rank", "Rank 95% range", "System", "Strength [95% CI]", "n"], [
+            [str(r["rank"]), "–" if r["rank_low"] is None
+             else f"{r['rank_low']}-{r['rank_high']}", _md(r["system"]),
+             f"{_num(r['strength'])} {_interval(r)}", str(r["n"])]
+            for r in strengths]) if strengths else [
+            "No finite Bradley-Terry fit yet: some system has never won, or never lost, "
+            "across a split of the systems.", ""]
+        out += [_position_bias_sentence(e["position_bias"]), ""]
+    return out
+
+
+def _position_bias_sentence(b: dict) -> str:
+    if b["first_win_rate"] is None:
+        return "Position bias: no pair shown both ways round with a decided judgment yet."
+    return (f"Position bias: on the {b['pairs_both_ways']} pair(s) shown both ways round, the "
+            f"output shown first won {b['first_wins']} and the second {b['second_wins']} "
+            f"({b['ties']} tie(s) left out): first-position win rate {_num(b['first_win_rate'])} "
+            f"(95% Wilson CI {_interval(b)}; exact binomial test against one half, "
+            f"p = {b['p_value']:.4f}).")
+
+
+def _best_worst_markdown(entries: list[dict]) -> list[str]:
+    """Per best-worst question: best-minus-worst score per system with its interval."""
+    out = []
+    for e in entries:
+        out += [f"## Best-worst: {_md(e['question'])} ({e['answers']} answer(s))", "",
+                "Score = (times best - times worst) / appearances, from -1 to 1; 95% intervals "
+                "resample items.", ""]
+        out += _table(["Rank", "System", "Best", "Worst", "Appearances", "Score [95% CI]"], [
+            [str(r["rank"]), _md(r["system"]), str(r["best"]), str(r["worst"]),
+             str(r["appearances"]), f"{_num(r['score'])} {_interval(r)}"]
+            for r in e["scores"]]) if e["scores"] else ["No answers yet.", ""]
     return out

@@ -5,8 +5,8 @@ evaluation report (selectors.analysis.evaluation_report) built from those same f
 analysis-md: that report as Markdown.
 analysis-csv: one CSV whose first column `table` names the table each row belongs to
 (agreement, system_scores, ranking, pairwise, quality, judges, confusion, progress, changes_*,
-error_spans_mqm, ...); the other columns are the union of all tables' columns, empty where a
-table has none.
+pairwise_preference_bradley_terry, best_worst_scores, error_spans_mqm, ...); the other columns
+are the union of all tables' columns, empty where a table has none.
 In pandas: `df[df.table == "agreement"].dropna(axis=1, how="all")`. Confusion matrices are
 flattened to one row per cell (judge, question, part, human, judge_value, count).
 """
@@ -22,7 +22,10 @@ from .cells import csv_cell
 
 SCALARS = ("campaign", "exclude_flagged", "figures_from")
 # Statistics holding one entry per question, each with its own tables.
-PER_QUESTION = ("error_spans",)
+PER_QUESTION = ("pairwise_preference", "best_worst", "error_spans")
+# A per-question scalar given another column name in its flat table: (statistic, key) -> column
+# (`ties` is the tie model there, and a count of ties in every other table).
+RENAMED = {("pairwise_preference", "ties"): "tie_model"}
 
 
 def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
@@ -69,16 +72,18 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
 
 def per_question_tables(name: str, entries: list[dict]) -> dict[str, list[dict]]:
     """Entries of a per-question statistic as flat tables: `<name>` with each entry's
-    scalars, and `<name>_<table>` with the rows of each of its tables, the question first."""
+    scalars, and `<name>_<table>` with the rows of each of its tables (a list of rows, or one
+    row for a dict such as the position bias), the question first."""
     tables: dict[str, list[dict]] = {name: []}
     for entry in entries:
         scalars = {}
         for key, value in entry.items():
-            if isinstance(value, list) and all(isinstance(row, dict) for row in value):
+            rows = [value] if isinstance(value, dict) else value
+            if isinstance(rows, list) and all(isinstance(row, dict) for row in rows):
                 tables.setdefault(f"{name}_{key}", []).extend(
-                    {"question": entry["question"], **row} for row in value)
+                    {"question": entry["question"], **row} for row in rows)
             else:
-                scalars[key] = value
+                scalars[RENAMED.get((name, key), key)] = value
         tables[name].append(scalars)
     return tables
 

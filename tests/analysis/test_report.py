@@ -8,6 +8,7 @@ from campaigns.analysis.report import report_markdown
 from campaigns.selectors.analysis import campaign_statistics, evaluation_report
 from campaigns.services.exports import export_job_create, export_job_run
 from tests.analysis.helpers import add_item, annotate
+from tests.exports.test_analysis import Z, best_worst_campaign, pairwise_campaign
 from tests.factories import make_campaign
 
 pytestmark = pytest.mark.django_db
@@ -75,3 +76,73 @@ def test_the_markdown_and_json_exports_carry_the_report(owner, export_storage):
         document = json.loads(handle.read())
     assert document["report"]["design"]["items"] == 24
     assert document["comparisons"] == document["pairwise"]
+
+
+def _between(text: str, start: str, end: str = "\n## ") -> str:
+    section = text[text.index(start):]
+    return section[:section.index(end, len(start))] if end in section[len(start):] else section
+
+
+def test_the_report_has_a_pairwise_preference_section_with_the_statistics_numbers(owner):
+    campaign = pairwise_campaign(owner)
+    statistics = campaign_statistics(campaign=campaign, n_boot=200)
+    built = evaluation_report(campaign=campaign, statistics=statistics)
+    assert built["pairwise_preference"] == statistics["pairwise_preference"]
+    [entry] = statistics["pairwise_preference"]
+    text = built["markdown"]
+    section = _between(text, "## Pairwise preference: preference (8 judgment(s))")
+    z = r"\<b\>z\|w\</b\>"  # the system name escaped: never markup, never a table column
+    assert "<b>" not in text and "| " + z + " | x | 2 | 0 | 0 | 2 | 1.000 |" in section
+    assert "| x | y | 2 | 1 | 1 | 4 | 0.625 |" in section
+    # Win rates (ties as half): y 3 wins, 1 tie, 2 losses of 6.
+    assert "| y | 3 | 1 | 2 | 6 | 0.583 |" in section
+    assert "| x | 2 | 1 | 3 | 6 | 0.417 |" in section
+    # Resamples without a finite fit (a system never beaten in it) are left out.
+    used = entry["bradley_terry"][0]["n_boot_used"]
+    assert 100 < used <= 200
+    assert (f"ties split as half a win for each side; 95% intervals from {used} "
+            "item-bootstrap resamples:") in section
+    for r in entry["bradley_terry"]:
+        name = z if r["system"] == Z else r["system"]
+        assert (f"| {r['rank']} | {r['rank_low']}-{r['rank_high']} | {name} | "
+                f"{r['strength']:.3f} [{r['ci_low']:.3f}, {r['ci_high']:.3f}] | {r['n']} |"
+                in section), r
+    b = entry["position_bias"]
+    assert ("Position bias: on the 3 pair(s) shown both ways round, the output shown first won "
+            "4 and the second 3 (1 tie(s) left out): first-position win rate 0.571 (95% Wilson "
+            f"CI [{b['ci_low']:.3f}, {b['ci_high']:.3f}]; exact binomial test against one half, "
+            f"p = {b['p_value']:.4f}).") in section
+    assert "## Best-worst" not in text
+    assert text.index("## Comparisons") < text.index("## Pairwise preference") < text.index(
+        "## Quality control")
+
+
+def test_the_report_names_davidsons_tie_parameter_when_asked(owner):
+    built = evaluation_report(campaign=pairwise_campaign(owner), n_boot=50, ties="davidson")
+    [entry] = built["pairwise_preference"]
+    assert entry["ties"] == "davidson" and entry["tie_parameter"] > 0
+    assert (f"ties by Davidson's model (tie parameter nu = {entry['tie_parameter']:.3f})"
+            in built["markdown"])
+
+
+def test_the_report_has_a_best_worst_section_with_the_scores_and_intervals(owner):
+    campaign = best_worst_campaign(owner)
+    statistics = campaign_statistics(campaign=campaign, n_boot=200)
+    built = evaluation_report(campaign=campaign, statistics=statistics)
+    assert built["best_worst"] == statistics["best_worst"]
+    text = built["markdown"]
+    section = _between(text, "## Best-worst: bestworst (3 answer(s))")
+    assert "<i>" not in text and r"| 1 | \<i\>p\</i\> | 3 | 0 | 3 | 1.000 [1.000, 1.000] |" \
+        in section
+    for r in statistics["best_worst"][0]["scores"][1:]:
+        assert (f"| 2 | {r['system']} | 0 | 1 | 3 | -0.333 [{r['ci_low']:.3f}, "
+                f"{r['ci_high']:.3f}] |") in section
+    assert "## Pairwise preference" not in text
+
+
+def test_a_pairwise_campaign_without_answers_says_so(owner):
+    from tests.factories import PAIRWISE_SCHEMA
+
+    text = evaluation_report(campaign=make_campaign(owner=owner, schema=PAIRWISE_SCHEMA),
+                             n_boot=10)["markdown"]
+    assert "## Pairwise preference: preference (0 judgment(s))\n\nNo judgments yet." in text
