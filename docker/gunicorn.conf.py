@@ -10,8 +10,9 @@ threads = int(os.environ.get("GUNICORN_THREADS", "1"))
 worker_class = ("annotate.http.gunicorn_worker.JsonErrorThreadWorker" if threads > 1
                 else "annotate.http.gunicorn_worker.JsonErrorSyncWorker")
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
-# SQL of a web request stops 10 s before gunicorn would kill the worker: a 503 "took too long"
-# in the page's or the API's shape (read by annotate/settings.py when the app loads).
+# A web request's SQL is stopped while there is still time to answer, so a slow statement ends in
+# a 503 "took too long" in the page's or the API's shape instead of gunicorn killing the worker
+# (read by annotate/settings.py when the app loads).
 os.environ.setdefault("DB_STATEMENT_TIMEOUT_SECONDS", str(max(1, timeout - 10)))
 graceful_timeout = int(os.environ.get("GUNICORN_GRACEFUL_TIMEOUT", "20"))
 keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
