@@ -20,6 +20,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from ..importing import ImportRejected, RowError, decode, detect_format, read_records
+from ..importing.items import invisible_character
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import AnswerInvalid, SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import JudgeOutputInvalid
@@ -160,6 +161,10 @@ def _check_rows(campaign: Campaign, schema: TaskSchema, rows: list[JudgmentRow])
     for r in rows:
         if not r.judge or len(r.judge) > 200:
             errors.append(RowError(r.row, "judge", "a judge name of 1-200 characters", r.line))
+            continue
+        if hidden := invisible_character(r.judge):
+            # The judge's name is a worker id: shown in the admin and exported as one.
+            errors.append(RowError(r.row, "judge", hidden, r.line))
             continue
         item = items.get(r.external_id)
         if item is None:

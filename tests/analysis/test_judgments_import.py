@@ -63,6 +63,17 @@ def test_bad_rows_are_reported_by_row_and_nothing_is_stored(rubric):
     assert not Annotation.objects.exists() and not Worker.objects.exists()
 
 
+def test_a_judge_name_with_a_control_or_bidi_character_is_refused(rubric):
+    rows = [JudgmentRow(1, "a1", "gpt-4", ALL_ONES),
+            JudgmentRow(2, "a2", "gpt\u202e4", ALL_ONES),
+            JudgmentRow(3, "a3", "gpt\x1b[31m", ALL_ONES)]
+    with pytest.raises(ImportRejected) as caught:
+        judgments_import(campaign=rubric, rows=rows)
+    assert [(e.row, e.field) for e in caught.value.errors] == [(2, "judge"), (3, "judge")]
+    assert "U+202E" in str(caught.value) and "U+001B" in str(caught.value)
+    assert not Annotation.objects.exists() and not Worker.objects.exists()
+
+
 def test_reimporting_updates_instead_of_duplicating(rubric):
     judgments_import(campaign=rubric, rows=[JudgmentRow(1, "a1", "gpt-4", ALL_ONES)])
     zeros = ALL_ONES.replace(": 1", ": 0")
