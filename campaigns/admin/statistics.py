@@ -16,6 +16,7 @@ from django.urls import NoReverseMatch, reverse
 
 from ..importing import ImportRejected
 from ..models import Campaign, ImportJob, Worker
+from ..schema import SchemaInvalid, parse_schema
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
 from ..services.statistics import Cached, Kind, statistics_request
@@ -86,16 +87,26 @@ def _confusion(statistics: dict) -> list[dict]:
             for m in statistics["confusion"]]
 
 
-def _error_spans(statistics: dict) -> list[dict]:
+def _error_spans(statistics: dict, campaign: Campaign) -> list[dict]:
     """Each spans question's entry with its error counts pivoted for the page: one row per
-    system, one column per severity (and per category), cells (errors, per answer)."""
+    system, one column per severity (and per category) in the schema's order, cells (errors,
+    per answer)."""
     out = []
+    try:
+        questions = {q.id: q for q in parse_schema(campaign.schema).questions}
+    except SchemaInvalid:  # changed since the figures were computed: the values' own order
+        questions = {}
     for entry in statistics.get("error_spans", []):
+        question = questions.get(entry["question"])
+        labels = question.span_labels() if question is not None else {}
         answers = sorted((r["system"], r["answers"]) for r in entry["mqm"])
         tables = {}
         for by in ("severity", "category"):
             rows = entry[f"errors_by_{by}"]
-            columns = sorted({r[by] for r in rows})
+            found = {r[by] for r in rows}
+            # The schema's order (minor before major), then values it no longer lists.
+            columns = [v for v in labels.get(by, []) if v in found]
+            columns += sorted(found - set(columns), key=str)
             cells = {(r["system"], r[by]): r for r in rows}
             tables[by] = {"columns": columns, "rows": [
                 {"system": system, "answers": n,
@@ -175,7 +186,7 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         statistics=statistics, charts=_charts(statistics), confusion=_confusion(statistics),
         alignment_judges=_alignment(statistics["judges"]),
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
-        error_spans=_error_spans(statistics),
+        error_spans=_error_spans(statistics, campaign),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
         preference=_preference(statistics), ties=ties or "", tie_models=TIE_MODELS,
         side_by_side_judges=statistics["counts"]["judges"],

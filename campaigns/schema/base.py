@@ -225,8 +225,14 @@ class BaseQuestion(Strict):
     def error_spans(self, answer: Any) -> list[dict] | None:
         """A stored answer as error spans ({start, end, severity, category}) for the span
         statistics; None when the kind marks no spans. A kind that gives spans also gives
-        weight(severity, category) and source_field (the field whose words normalise MQM)."""
+        weight(severity, category), source_field (the field whose words normalise MQM) and
+        span_labels() (its severities and categories in the schema's order, for tables)."""
         return None
+
+    def span_labels(self) -> dict[str, list[str]]:
+        """For a kind that gives error spans: {"severity": [...], "category": [...]} as the
+        schema lists them."""
+        return {}
 
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of

@@ -89,6 +89,9 @@ def test_the_statistics_page_shows_the_span_section_escaped(esa, admin_client):
     # Counts pivoted: a row per system, a column per severity, "errors (per answer)".
     assert "<td>alpha</td><td>4</td><td>1 (0.25)</td><td>1 (0.25)</td>" in page
     assert "by category" not in page  # the schema asks for no category
+    # Severities in the schema's order (minor, then major), not the alphabet's.
+    assert ('<th scope="col">Answers</th><th scope="col">minor</th><th scope="col">major</th>'
+            in page)
 
 
 def test_the_analysis_csv_flattens_each_span_table_with_its_question(esa):

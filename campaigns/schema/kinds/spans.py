@@ -213,6 +213,10 @@ class SpansQuestion(BaseQuestion):
     def error_spans(self, answer: Any) -> list[dict] | None:
         return [s for s in answer if isinstance(s, dict)] if isinstance(answer, list) else None
 
+    def span_labels(self) -> dict[str, list[str]]:
+        return {"severity": [s.value for s in self.severities],
+                "category": [c.value for c in self.categories]}
+
     def example_answer(self, item_data: dict | None, rng: random.Random) -> list[dict]:
         text = self.marked_text(item_data)
         words, pos = [], 0
