@@ -185,7 +185,7 @@ def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformPara
         name, field = PLATFORM_ID_NAMES[params.platform_id_refused]
         return message_page(
             request, heading=f"This link's {name} ID is not valid", status=400,
-            campaign=campaign,
+            campaign=named,
             message=f"The {field} in this link is not in the form {name} gives its "
                     f"participants, so no work was handed out. Please open the study from "
                     f"{name} again; if this keeps happening, contact the researchers there.")

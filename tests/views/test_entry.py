@@ -63,7 +63,8 @@ def test_a_draft_or_paused_study_shows_a_neutral_page_and_nothing_of_itself(
     make_items(campaign, 2)
     pages = [client.get(entry(campaign.slug)), client.get(entry(campaign.slug), PROLIFIC),
              client.get(entry(campaign.slug), MTURK_PREVIEW),
-             client.post(entry(campaign.slug), PROLIFIC), client.post(entry(campaign.slug))]
+             client.post(entry(campaign.slug), PROLIFIC), client.post(entry(campaign.slug)),
+             client.get(entry(campaign.slug), {**PROLIFIC, "PROLIFIC_PID": "not-a-prolific-id"})]
     for response in pages:
         html = response.content.decode()
         assert "Xq7" not in html, (response.status_code, html)
