@@ -1,26 +1,20 @@
 """Walk a best-worst campaign in Chromium, from the Prolific link to the completion code, on a
 desktop and on a phone: every output shown, digit keys for best and shift+digit for worst, one
 output never both, a refused submit."""
-import re
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.services.completion import completion_code_for
+from tests.browser.walk import SIZES, save, start, worker_page
 from tests.factories import BWS_SCHEMA, make_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PARAMS = "PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1f&STUDY_ID=study-8&SESSION_ID=session-8"
-SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 SYSTEMS = ["gpt-x", "llama-y", "mistral-z", "qwen-w"]
 BEST, WORST = 'input[name="q-bestworst.best"]', 'input[name="q-bestworst.worst"]'
-
-
-def save(page):
-    with page.expect_navigation():
-        page.locator("button[data-submit]").click()
 
 
 def checked(page, selector):
@@ -30,9 +24,7 @@ def checked(page, selector):
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_worker_walks_a_best_worst_campaign_to_the_completion_code(browser, live_server,
                                                                       size):
-    context = browser.new_context(viewport=SIZES[size], is_mobile=size == "phone")
-    page = context.new_page()
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(body="Prolific"))
+    context, page = worker_page(browser, size)
     owner = get_user_model().objects.create_user("bws-owner")
     campaign = make_campaign(owner=owner, schema=BWS_SCHEMA, slug="bws-walk",
                              items_per_assignment=2)
@@ -41,11 +33,7 @@ def test_a_worker_walks_a_best_worst_campaign_to_the_completion_code(browser, li
             "prompt": f"Prompt {n}", "outputs": [
                 {"system": s, "text": f"Answer of {s} to {n}. " * (20 if i == 0 else 2)}
                 for i, s in enumerate(SYSTEMS)]})
-    page.goto(f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
-    if page.locator("#consent").count():
-        page.check("#consent")
-    save(page)
-    assert re.search(r"/a/[\w-]+/1/$", page.url), page.url
+    start(page, f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
     assignment = Assignment.objects.get(campaign=campaign)
 
     rows = page.locator(".bws-row")

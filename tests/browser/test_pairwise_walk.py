@@ -1,30 +1,22 @@
 """Walk a pairwise campaign in Chromium, from the Prolific link to the completion code, on a
 desktop and on a phone: outputs side by side or stacked, keys and clicks, a refused submit."""
-import re
 
 import pytest
 from django.contrib.auth import get_user_model
 
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.services.completion import completion_code_for
+from tests.browser.walk import SIZES, save, start, worker_page
 from tests.factories import PAIRWISE_SCHEMA, make_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PARAMS = "PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e&STUDY_ID=study-9&SESSION_ID=session-9"
-SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
-
-
-def save(page):
-    with page.expect_navigation():
-        page.locator("button[data-submit]").click()
 
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_worker_walks_a_pairwise_campaign_to_the_completion_code(browser, live_server, size):
-    context = browser.new_context(viewport=SIZES[size], is_mobile=size == "phone")
-    page = context.new_page()
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(body="Prolific"))
+    context, page = worker_page(browser, size)
     owner = get_user_model().objects.create_user("pair-owner")
     campaign = make_campaign(owner=owner, schema=PAIRWISE_SCHEMA, slug="pair-walk",
                              items_per_assignment=2)
@@ -33,12 +25,7 @@ def test_a_worker_walks_a_pairwise_campaign_to_the_completion_code(browser, live
             "prompt": f"Prompt {n}", "outputs": [
                 {"system": "gpt-x", "text": f"First answer {n}. " * 30},
                 {"system": "llama-y", "text": f"Second answer {n}."}]})
-    entry_url = f"{live_server.url}/c/{campaign.slug}/?{PARAMS}"
-    page.goto(entry_url)
-    if page.locator("#consent").count():
-        page.check("#consent")
-    save(page)
-    assert re.search(r"/a/[\w-]+/1/$", page.url), page.url
+    start(page, f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
     assignment = Assignment.objects.get(campaign=campaign)
 
     panes = page.locator(".pair-pane")

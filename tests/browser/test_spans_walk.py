@@ -13,20 +13,15 @@ from campaigns.models import Annotation, Assignment, Item
 from campaigns.services.completion import completion_code_for
 from tests.browser.axe import assert_accessible
 from tests.browser.conftest import SHOTS
+from tests.browser.walk import SIZES, save, start, worker_page
 from tests.factories import ESA_SCHEMA, MQM_SCHEMA, make_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PARAMS = "PROLIFIC_PID=5f1a2b3c4d5e6f7a8b9c0d1e&STUDY_ID=study-9&SESSION_ID=session-9"
-SIZES = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
 # The emoji is one code point (Python's index) but two UTF-16 units (JavaScript's).
 FIRST = "Der Hund 🐕 bellt laut, und die Katze schläft."
 SECOND = "Ein kleiner Test mit zwei Fehlern hier."
-
-
-def save(page):
-    with page.expect_navigation():
-        page.locator("button[data-submit]").click()
 
 
 def stored(text, start, end, severity, category=None):
@@ -75,20 +70,13 @@ def move_slider(page):
 
 
 def start_walk(browser, live_server, size, schema, slug):
-    context = browser.new_context(viewport=SIZES[size], is_mobile=size == "phone",
-                                  has_touch=size == "phone")
-    page = context.new_page()
-    page.route("https://app.prolific.com/**", lambda route: route.fulfill(body="Prolific"))
+    context, page = worker_page(browser, size, touch=True)
     owner = get_user_model().objects.create_user(f"{slug}-owner")
     campaign = make_campaign(owner=owner, schema=schema, slug=slug, items_per_assignment=2)
     for n, target in enumerate((FIRST, SECOND)):
         Item.objects.create(campaign=campaign, external_id=f"s{n}", system="mt-a",
                             slots_wanted=3, data={"source": f"Source {n}.", "target": target})
-    page.goto(f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
-    if page.locator("#consent").count():
-        page.check("#consent")
-    save(page)
-    assert re.search(r"/a/[\w-]+/1/$", page.url), page.url
+    start(page, f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
     page.wait_for_load_state("load")
     if size == "phone":
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
