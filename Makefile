@@ -1,6 +1,9 @@
 # The two commands: `make demo` runs the app, `make test` runs the whole suite.
 # Without DATABASE_URL both run on the embedded PostgreSQL in .pgdata/, started around each
 # command and stopped after it (annotate/embedded_db.py); a DATABASE_URL always wins.
+# `make demo` and `make shell` run a real Celery worker with beat next to the web server or the
+# shell (annotate/demo.py), its broker the same PostgreSQL unless CELERY_BROKER_URL is set;
+# Ctrl-C stops the worker, the server and PostgreSQL.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -20,9 +23,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(DB) $(PY) manage.py migrate --noinput
-	SITE_URL=$${SITE_URL:-http://$(HOST):$(PORT)} $(DB) $(PY) manage.py demo_setup
-	$(DB) $(PY) manage.py runserver $(HOST):$(PORT)
+	$(DB) $(PY) -m annotate.demo serve $(HOST) $(PORT)
 
 test: install
 	$(VENV)/bin/ruff check .
@@ -33,9 +34,9 @@ test: install
 lint: install
 	$(VENV)/bin/ruff check .
 
-# A Django shell on the demo's data (the embedded server runs for the session).
+# A Django shell on the demo's data (the embedded server and a worker run for the session).
 shell: install
-	$(DB) $(PY) manage.py shell
+	$(DB) $(PY) -m annotate.demo shell
 
 # Keep the embedded server up between commands (e.g. to run pytest by hand); db-stop ends it.
 db-start: install

@@ -1,4 +1,5 @@
-"""The Celery app; tasks run eagerly in-process when no broker is configured."""
+"""The Celery app. Its broker is CELERY_BROKER_URL, else the project's own PostgreSQL (settings):
+tasks always run in a `celery worker` process, which `make demo` starts with the web server."""
 import os
 
 from celery import Celery

@@ -23,9 +23,11 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-PGDATA = BASE_DIR / ".pgdata"
+# ANNOTATE_PGDATA: another cluster folder (the test that runs `make demo` end to end uses one).
+PGDATA = Path(os.environ.get("ANNOTATE_PGDATA") or BASE_DIR / ".pgdata")
 DATABASE = "annotate"
 # A lease that no process holds: `start` keeps the server up until an explicit `stop`.
 KEEP = "keep"
@@ -44,6 +46,21 @@ def socket_dir(pgdata: Path = PGDATA) -> Path:
 def database_url(pgdata: Path = PGDATA) -> str:
     """The DATABASE_URL of the embedded cluster (a socket, no port)."""
     return f"postgres://postgres@/{DATABASE}?host={socket_dir(pgdata)}"
+
+
+def sqla_broker_url(database: dict) -> str:
+    """SQLAlchemy's URL of a Django database (its settings dict), for the broker when
+    CELERY_BROKER_URL is unset (annotate/broker.py): a real worker needs nothing but the
+    project's PostgreSQL."""
+    auth = quote(database.get("USER") or "", safe="")
+    if database.get("PASSWORD"):
+        auth += ":" + quote(database["PASSWORD"], safe="")
+    host = str(database.get("HOST") or "")
+    name = quote(database["NAME"], safe="")
+    if host.startswith("/"):  # a socket directory (the embedded server)
+        return f"postgresql://{auth}@/{name}?host={quote(host)}"
+    port = f":{database['PORT']}" if database.get("PORT") else ""
+    return f"postgresql://{auth}@{host or '127.0.0.1'}{port}/{name}"
 
 
 def is_running(pgdata: Path = PGDATA) -> bool:

@@ -1,7 +1,7 @@
 """Settings, all from the environment (django-environ), with safe embedded-mode defaults.
 
 Embedded mode (nothing set): the embedded PostgreSQL in .pgdata/ (annotate/embedded_db.py, started
-by `make demo` and `make test`), DEBUG on, Celery tasks run eagerly in-process.
+by `make demo` and `make test`), DEBUG on, the Celery broker in that same PostgreSQL.
 Production: DEBUG=false, SECRET_KEY required, DATABASE_URL=postgres://..., CELERY_BROKER_URL.
 """
 from datetime import timedelta
@@ -216,15 +216,28 @@ STORAGES = {
 }
 AWS_STORAGE_BUCKET_NAME = env.str("AWS_STORAGE_BUCKET_NAME", default="")
 
-# Celery: eager (in-process) when no broker is configured, the embedded mode.
+# Celery: always a real worker. Without CELERY_BROKER_URL the broker is the project's own
+# PostgreSQL (kombu's SQLAlchemy transport, annotate/broker.py; tables kombu_queue and
+# kombu_message), so the demo and the tests run jobs in a `celery worker` process with nothing
+# else installed; production sets Redis. Eager (in-process) tasks only where a test asks.
+# A postgresql:// CELERY_BROKER_URL names that database as the broker.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+_BROKER_IS_DATABASE = not CELERY_BROKER_URL or CELERY_BROKER_URL.startswith(
+    ("postgres://", "postgresql://"))
+if not CELERY_BROKER_URL:
+    CELERY_BROKER_URL = embedded_db.sqla_broker_url(DATABASES["default"])
+if _BROKER_IS_DATABASE:
+    CELERY_BROKER_URL = CELERY_BROKER_URL.replace("postgres://", "postgresql://", 1)
+    CELERY_BROKER_TRANSPORT = "annotate.broker:Transport"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# The SQLAlchemy transport passes its options to create_engine: a pooled connection is checked
+# before use, so a restarted database costs one reconnect, not a failed publish.
+CELERY_BROKER_TRANSPORT_OPTIONS = ({"pool_pre_ping": True} if _BROKER_IS_DATABASE
+                                   else {"visibility_timeout": 3600})
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {

@@ -5,14 +5,14 @@ import shutil
 import pytest
 from django.conf import settings
 
+from tests.celery_workers import celery_eager, celery_worker, start_worker, use_test_broker
 from tests.factories import as_researcher, make_campaign
 
-BROKER = bool(os.environ.get("CELERY_BROKER_URL"))
+__all__ = ["celery_eager", "celery_worker", "start_worker"]  # fixtures for every test
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 # Every run has PostgreSQL (DATABASE_URL, else the embedded server), so no test skips for it.
 SKIP_REASONS = {
-    "broker": None if BROKER else "needs a broker: set CELERY_BROKER_URL=redis://...",
     "browser": None if CHROMIUM else "needs Chromium: apt-get install chromium",
 }
 
@@ -20,9 +20,13 @@ SKIP_REASONS = {
 def pytest_report_header(config):
     db = settings.DATABASES["default"]
     lines = [f"database: PostgreSQL {db['NAME']} on {db['HOST'] or 'localhost'}",
-             f"broker: {os.environ.get('CELERY_BROKER_URL') or 'none (eager)'}"]
+             f"broker: {os.environ.get('CELERY_BROKER_URL') or 'the test database (sqla)'}"]
     lines += [f"SKIPPING {m} tests: {r}" for m, r in SKIP_REASONS.items() if r]
     return lines
+
+
+def pytest_configure(config):
+    use_test_broker()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -47,17 +51,6 @@ def _fresh_rate_limits():
 
     cache.clear()
     ratelimit.reset()
-
-
-@pytest.fixture(autouse=True)
-def _celery_eager():
-    """Tasks run in-process in tests, except where a test starts a real worker."""
-    from annotate.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    yield
-    app.conf.task_always_eager = previous
 
 
 @pytest.fixture

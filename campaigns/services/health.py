@@ -23,8 +23,6 @@ def _check_database() -> dict:
 
 
 def _check_broker() -> dict:
-    if not settings.CELERY_BROKER_URL:
-        return {"ok": True, "mode": "eager", "detail": "no broker configured; tasks run in-process"}
     from annotate.celery import app
 
     started = time.perf_counter()
@@ -32,8 +30,14 @@ def _check_broker() -> dict:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=2)
     except Exception as exc:  # noqa: BLE001 - any transport error means "unreachable"
-        return {"ok": False, "mode": "broker", "error": str(exc)[:200]}
-    return {"ok": True, "mode": "broker", "ms": round(1000 * (time.perf_counter() - started), 1)}
+        return {"ok": False, "transport": _transport(), "error": str(exc)[:200]}
+    return {"ok": True, "transport": _transport(),
+            "ms": round(1000 * (time.perf_counter() - started), 1)}
+
+
+def _transport() -> str:
+    """The broker's kind (redis, or postgresql: a database's tables), never its URL."""
+    return settings.CELERY_BROKER_URL.partition("://")[0].partition("+")[0]
 
 
 def health_report() -> dict:

@@ -7,7 +7,8 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
-from ..models import Campaign
+from ..models import Campaign, Worker
+from ..work import DEMO_PARTICIPANT_ID, worker_get_or_create
 from .campaigns import SETTINGS_FIELDS, campaign_create, campaign_publish
 from .items import items_import
 
@@ -47,3 +48,10 @@ def _load_one(*, owner, folder: Path) -> Campaign:
     if config.get("status") == Campaign.Status.LIVE:  # through the rulebook, like any route
         campaign_publish(campaign=campaign)
     return campaign
+
+
+def demo_participant_register(*, campaign: Campaign) -> Worker:
+    """The demo's Prolific participant on this campaign: its study link then opens as-is with
+    PROLIFIC_PID=demo-participant, which every other campaign refuses."""
+    return worker_get_or_create(campaign=campaign, platform=Worker.Platform.PROLIFIC,
+                                platform_id=DEMO_PARTICIPANT_ID)

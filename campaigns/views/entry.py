@@ -146,7 +146,7 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     if campaign is None:
         raise Http404("No such study.")
     named = None if campaign.status in WITHHELD else campaign  # pages that may show its name
-    refused = _refused_link(request, campaign, params, named)
+    refused = _refused_link(request, campaign, params, named, worker)
     if refused is not None:
         return refused
     if request.method == "POST":
@@ -172,8 +172,9 @@ def _binding(campaign: Campaign, identity: Identity) -> str:
 
 
 def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformParams,
-                  named: Campaign | None) -> HttpResponse | None:
-    """A page for a study link that cannot identify the worker on their platform."""
+                  named: Campaign | None, worker: Worker | None) -> HttpResponse | None:
+    """A page for a study link that cannot identify the worker on their platform (the demo's
+    participant id is one only where demo_setup registered that worker)."""
     if params.turk_submit_to_refused:
         return message_page(
             request, heading="This link is not from Mechanical Turk", status=400,
@@ -181,8 +182,10 @@ def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformPara
             message="Its turkSubmitTo is not Mechanical Turk's (https://www.mturk.com or "
                     "https://workersandbox.mturk.com), so finished work could not be sent back. "
                     "Please open the HIT from Mechanical Turk.")
-    if params.platform_id_refused:
-        name, field = PLATFORM_ID_NAMES[params.platform_id_refused]
+    refused_platform = params.platform_id_refused or (
+        "prolific" if params.demo_participant and worker is None else "")
+    if refused_platform:
+        name, field = PLATFORM_ID_NAMES[refused_platform]
         return message_page(
             request, heading=f"This link's {name} ID is not valid", status=400,
             campaign=named,

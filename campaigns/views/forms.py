@@ -19,6 +19,7 @@ from django.utils.crypto import constant_time_compare, salted_hmac
 
 from ..schema import AnswerInvalid, BaseQuestion
 from ..schema.base import dom_id, field_name
+from ..work.workers import DEMO_PARTICIPANT_ID
 from .safe_markdown import render_markdown
 
 TIMER_SALT = "campaigns.item-page-timer"
@@ -114,6 +115,8 @@ class PlatformParams:
     # Prolific's parameters came without a usable participant id (empty, a placeholder such
     # as {{%PROLIFIC_PID%}} left unsubstituted, or STUDY_ID alone).
     prolific_id_missing: bool = False
+    # The demo's participant id (work.DEMO_PARTICIPANT_ID): accepted only where it is registered.
+    demo_participant: bool = False
     # turkSubmitTo was given but is not one of MTurk's hosts (the done page would post there).
     turk_submit_to_refused: bool = False
     # The platform whose participant id came in a form that platform never issues ('' if none).
@@ -165,6 +168,10 @@ def platform_params(data) -> PlatformParams:
     if data.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
         return PlatformParams(platform="mturk", preview=True)
     pid = _clean_id(data.get("PROLIFIC_PID")).lower()  # one participant, however spelt
+    if pid == DEMO_PARTICIPANT_ID:
+        return PlatformParams(platform="prolific", platform_id=pid, demo_participant=True,
+                              study_id=_clean_id(data.get("STUDY_ID")),
+                              session_id=_clean_id(data.get("SESSION_ID")))
     if pid and not PROLIFIC_PID_SHAPE.match(pid):
         return PlatformParams(platform_id_refused="prolific")
     if pid:

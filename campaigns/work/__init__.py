@@ -19,9 +19,15 @@ from .reads import (
     worker_open_assignment,
     worker_submitted_assignment,
 )
-from .workers import worker_get_or_create, worker_record_consent, worker_record_intake
+from .workers import (
+    DEMO_PARTICIPANT_ID,
+    worker_get_or_create,
+    worker_record_consent,
+    worker_record_intake,
+)
 
 __all__ = [
+    "DEMO_PARTICIPANT_ID",
     "PLATFORM_ID_FIELDS",
     "AnnotationSaved",
     "AssignmentEntry",

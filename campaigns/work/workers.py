@@ -9,7 +9,13 @@ from ..models import Campaign, Worker
 from ..schema import SchemaInvalid, parse_questions, validate_answers
 from .reads import worker_by_platform_id
 
-__all__ = ["worker_get_or_create", "worker_record_consent", "worker_record_intake"]
+__all__ = ["DEMO_PARTICIPANT_ID", "worker_get_or_create", "worker_record_consent",
+           "worker_record_intake"]
+
+# The Prolific participant `manage.py demo_setup` registers on each campaign it sets up, so the
+# links it prints open as Prolific's would. Not in Prolific's form, so a study link refuses it
+# on any campaign where that worker was not registered (campaigns/views/entry.py).
+DEMO_PARTICIPANT_ID = "demo-participant"
 
 
 def worker_get_or_create(*, campaign: Campaign, platform: str, platform_id: str) -> Worker:

@@ -6,7 +6,7 @@ from campaigns.models import ExportJob
 from tests.admin.conftest import add_items
 from tests.admin.simulate import simulate
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture

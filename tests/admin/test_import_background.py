@@ -5,7 +5,7 @@ from campaigns.models import Item
 from tests.admin.conftest import items_jsonl
 from tests.admin.test_import import upload
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def test_a_big_upload_is_imported_in_the_background(researcher_client, campaign, settings,

@@ -8,7 +8,7 @@ from campaigns.models import Annotation, ImportJob
 from tests.api.conftest import make_items
 from tests.api.test_judgments_background import _file
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def test_a_big_upload_becomes_a_job_listed_with_its_outcome(

@@ -4,7 +4,7 @@ from django.urls import reverse
 
 from tests.analysis.test_report import _campaign
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def test_the_report_page_shows_the_report_with_supplied_text_escaped(researcher_client, owner):

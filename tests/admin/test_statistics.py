@@ -13,7 +13,7 @@ from tests.analysis.helpers import add_item
 from tests.analysis.test_selector import _study
 from tests.factories import RUBRIC_SCHEMA, make_campaign
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def test_the_page_shows_every_table_and_passes_chart_data_without_inline_script(admin_client,

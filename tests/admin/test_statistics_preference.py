@@ -8,7 +8,7 @@ from tests.exports.conftest import make_annotation
 from tests.factories import BWS_SCHEMA, make_campaign
 from tests.schema.test_pairwise import SCHEMA as PAIRWISE_SCHEMA
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 # (choice, order shown): x beats y 2-1 with a tie, y beats <z> twice, <z> beats x twice.
 JUDGED = [("A", ["x", "y"]), ("A", ["y", "x"]), ("B", ["y", "x"]), ("tie", ["x", "y"]),

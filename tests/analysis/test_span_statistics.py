@@ -16,7 +16,7 @@ from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from tests.factories import ESA_SCHEMA, make_campaign
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 TARGET = "Das ist ein Test."  # "ist" 4-7, "ist ein" 4-11, "Test" 12-16
 BETA = "<b>beta</b>"  # a system name the pages must escape

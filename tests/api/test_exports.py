@@ -5,7 +5,7 @@ from campaigns.errors import ServiceError
 from campaigns.models import ExportJob
 from tests.api.conftest import make_annotation, make_items
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture

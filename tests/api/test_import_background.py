@@ -9,7 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from campaigns.importing import ImportRejected, read_records
 from campaigns.models import ImportJob, Item
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def _csv(n: int, *, bad_row: int | None = None) -> bytes:

@@ -11,7 +11,7 @@ from campaigns.services.seeds import seed_campaigns_load
 from tests.judges.conftest import valid_reply
 from tests.judges.standin import StandIn
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from campaigns.models import Annotation, ImportJob, Worker
 from tests.api.conftest import make_items
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def _file(n: int, *, bad_row: int | None = None) -> bytes:

@@ -4,7 +4,7 @@ import pytest
 from tests.api.conftest import make_annotation, make_items
 from tests.factories import RUBRIC_SCHEMA, make_campaign
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 def test_the_stats_endpoint_returns_the_analysis_tables(api, campaign):

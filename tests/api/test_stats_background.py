@@ -7,7 +7,7 @@ from campaigns.services.statistics import statistics_compute
 from tests.api.conftest import make_annotation, make_items
 from tests.services.test_statistics import queued  # noqa: F401 - the fixture
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.mark.parametrize("endpoint", ["stats", "report"])

@@ -41,7 +41,7 @@ def read_export(job: ExportJob) -> str:
 
 
 @pytest.fixture
-def export(django_capture_on_commit_callbacks, owner):
+def export(django_capture_on_commit_callbacks, owner, celery_eager):
     """export(campaign, fmt, **options) -> (job, text): runs the job (eager Celery) and reads it."""
 
     def run(campaign, fmt, *, user=None, **options):

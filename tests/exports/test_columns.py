@@ -15,7 +15,7 @@ from tests.factories import (
 
 from .conftest import make_annotation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 META = [c for c in META_COLUMNS if c != "worker_platform_id"]
 

@@ -9,7 +9,7 @@ from campaigns.services.exports import export_job_create
 
 from .conftest import make_annotation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from tests.factories import CONTINUATION_SCHEMA, TRANSLATION_SCHEMA, make_campai
 
 from .conftest import make_annotation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from campaigns.services.exports import (
 
 from .conftest import make_annotation, read_export
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 ANSWERS = {"coherence": 3, "sentiment": 4}
 
@@ -26,12 +26,14 @@ ANSWERS = {"coherence": 3, "sentiment": 4}
 def broker_down(monkeypatch):
     """Celery not eager, pointed at a closed port."""
     conf = app.conf
-    saved = conf.task_always_eager, conf.broker_url
+    saved = conf.task_always_eager, conf.broker_url, conf.broker_transport
     monkeypatch.setenv("CELERY_BROKER_URL", "redis://127.0.0.1:1/0")  # Celery reads it first
-    conf.task_always_eager, conf.broker_url = False, "redis://127.0.0.1:1/0"
+    # No transport named: the database broker's would win over the URL.
+    conf.task_always_eager, conf.broker_url, conf.broker_transport = (
+        False, "redis://127.0.0.1:1/0", None)
     app._pool, app.amqp._producer_pool = None, None
     yield
-    conf.task_always_eager, conf.broker_url = saved
+    conf.task_always_eager, conf.broker_url, conf.broker_transport = saved
     app._pool, app.amqp._producer_pool = None, None
 
 

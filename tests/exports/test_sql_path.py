@@ -20,7 +20,7 @@ from tests.factories import (
 
 from .conftest import make_annotation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 AWKWARD = ["=1+1", "-3", "+1.5e3", "@x", "\tlead", "\rlead", "a\rb", "a\r\nb", 'say "hi"',
            "a,b", "two\nlines", "héllo ✓ 日本", "-é", "-٣", "", " pad ", "'quoted", "\\.", "-"]

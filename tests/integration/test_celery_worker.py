@@ -1,107 +1,22 @@
-"""A real `celery worker` process against Redis and PostgreSQL runs exports end to end, and a
+"""A real `celery worker` process (the sqla broker, or Redis) runs exports end to end, and a
 worker killed mid-run leaves a job that ends done (re-delivered or swept), never "running"."""
 import csv
 import io
-import os
 import signal
-import subprocess
-import sys
 import time
 from datetime import timedelta
-from pathlib import Path
 
-import psutil
 import pytest
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
-from annotate.celery import app
 from campaigns.models import Annotation, Assignment, ExportJob, Item, Worker
 from campaigns.services.exports import export_job_create, export_jobs_sweep_stale
 from tests.factories import make_campaign
 
 pytestmark = [pytest.mark.broker, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parents[2]
 ANSWERS = {"coherence": 4, "sentiment": 2}
-
-
-def _database_url() -> str:
-    db = connection.settings_dict  # pytest-django's test database (test_<name>)
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    if db["HOST"].startswith("/"):  # a socket directory (the embedded server)
-        return f"postgres://{auth}@/{db['NAME']}?host={db['HOST']}"
-    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-class CeleryWorker:
-    """`celery -A annotate worker` in its own process group, killed for sure at teardown."""
-
-    def __init__(self, env: dict, log: Path, name: str):
-        self.log = log
-        self.handle = log.open("ab")
-        self.proc = subprocess.Popen(  # noqa: S603 - fixed argv, our own worker
-            [sys.executable, "-m", "celery", "-A", "annotate", "worker", "--loglevel=INFO",
-             "--pool=prefork", "--concurrency=1", "-n", f"{name}@%h",
-             "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            cwd=ROOT, env=env, stdout=self.handle, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def wait_ready(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(f"the worker exited ({self.proc.returncode}):\n{self.log.read_text()}")
-            if b" ready." in self.log.read_bytes():
-                return
-            time.sleep(0.1)
-        pytest.fail(f"the worker did not start in {timeout}s:\n{self.log.read_text()}")
-
-    def pool_children(self) -> list[psutil.Process]:
-        return psutil.Process(self.proc.pid).children(recursive=True)
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        self.handle.close()
-
-
-@pytest.fixture
-def start_worker(tmp_path, settings):
-    """start_worker(name) -> a ready worker sharing this test's database, broker and storage."""
-    media = tmp_path / "media"
-    settings.STORAGES = {**settings.STORAGES, "exports": {
-        "BACKEND": "django.core.files.storage.FileSystemStorage",
-        "OPTIONS": {"location": str(media / "exports")}}}
-    env = {**os.environ, "DATABASE_URL": _database_url(), "MEDIA_ROOT": str(media),
-           "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "EXPORT_CHUNK_SIZE": "5",
-           "EXPORT_SQL_CHUNK_SIZE": "5",
-           "PYTHONUNBUFFERED": "1"}
-    _drop_stale_messages()
-    app.conf.task_always_eager = False  # the autouse fixture puts it back
-    workers: list[CeleryWorker] = []
-
-    def start(name: str) -> CeleryWorker:
-        worker = CeleryWorker(env, tmp_path / f"{name}.log", name)
-        workers.append(worker)
-        worker.wait_ready()
-        return worker
-
-    yield start
-    for worker in workers:
-        worker.kill()
-    _drop_stale_messages()
-
-
-def _drop_stale_messages() -> None:
-    # Messages of earlier runs (e.g. the killed worker's unacked one) must not reach this run.
-    app.control.purge()
-    with app.connection_for_write() as conn:
-        client = conn.default_channel.client
-        client.delete("unacked", "unacked_index", "unacked_mutex")
 
 
 def _annotations(campaign, count: int) -> None:

@@ -24,8 +24,8 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from campaigns.models import Annotation, Assignment, AssignmentItem, Item, Worker
+from tests.celery_workers import child_database_url
 from tests.factories import make_campaign
-from tests.integration.test_celery_worker import _database_url, start_worker  # noqa: F401
 
 pytestmark = [pytest.mark.broker, pytest.mark.django_db(transaction=True)]
 
@@ -46,7 +46,7 @@ def _free_port() -> int:
 def web(tmp_path, settings):
     """gunicorn with two sync workers on this test's database; its base URL."""
     port = _free_port()
-    env = {**os.environ, "DATABASE_URL": _database_url(), "GUNICORN_BIND": f"127.0.0.1:{port}",
+    env = {**os.environ, "DATABASE_URL": child_database_url(), "GUNICORN_BIND": f"127.0.0.1:{port}",
            "GUNICORN_WORKERS": "2", "GUNICORN_ACCESSLOG": "", "GUNICORN_TIMEOUT": "60",
            "CELERY_BROKER_URL": settings.CELERY_BROKER_URL, "MEDIA_ROOT": str(tmp_path),
            "RATELIMIT_PER_ADDRESS": "1000000", "RATELIMIT_PER_TOKEN": "1000000",
@@ -133,7 +133,7 @@ def _p95(times: list[float]) -> float:
     return statistics.quantiles(times, n=20)[-1]
 
 
-def test_worker_pages_stay_fast_while_researchers_pull_statistics(owner, web, start_worker):  # noqa: F811
+def test_worker_pages_stay_fast_while_researchers_pull_statistics(owner, web, start_worker):
     campaign, token = _study(owner)
     start_worker("stats")
     auth = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}

@@ -18,7 +18,7 @@ from campaigns.services.judges import (
 from .conftest import SEEDS, valid_reply
 from .standin import Reply
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from campaigns.services.exports import export_job_create
 from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
 from tests.factories import make_campaign, make_items
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 RAW_ID = "60a1b2c3d4e5f60718293a4b"
 

@@ -18,7 +18,7 @@ from campaigns.work import (
 )
 from tests.factories import make_campaign, make_items
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 ANSWERS = {"coherence": 4, "sentiment": 2}
 RAW_ID = "5f1e0c7a9b2d4e6f8a0b1c2d"

@@ -213,7 +213,7 @@ def test_the_dashboard_counts_wins_ties_and_losses_per_system(owner):
 
 
 @pytest.mark.django_db
-def test_the_export_says_which_system_was_shown_where(owner, settings, tmp_path,
+def test_the_export_says_which_system_was_shown_where(owner, settings, tmp_path, celery_eager,
                                                       django_capture_on_commit_callbacks):
     from campaigns.services.exports import export_job_create
 

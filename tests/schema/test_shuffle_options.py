@@ -127,7 +127,7 @@ def test_the_dashboard_counts_the_chosen_values(owner):
 
 
 @pytest.mark.django_db
-def test_the_export_carries_the_value_and_the_order_shown(owner, settings, tmp_path,
+def test_the_export_carries_the_value_and_the_order_shown(owner, settings, tmp_path, celery_eager,
                                                           django_capture_on_commit_callbacks):
     from campaigns.services.exports import export_job_create
 

@@ -312,7 +312,8 @@ def test_the_dashboard_shows_spans_per_answer_by_severity_per_system(owner):
 @pytest.mark.django_db
 @pytest.mark.parametrize("fmt", ["csv", "csv-long", "jsonl"])
 def test_every_export_carries_the_spans_and_their_counts(owner, settings, tmp_path, fmt,
-                                                         django_capture_on_commit_callbacks):
+                                                         django_capture_on_commit_callbacks,
+                                                         celery_eager):
     import csv
     import io
 

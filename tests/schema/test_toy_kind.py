@@ -158,7 +158,7 @@ def _export(campaign, owner, fmt, capture):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("sql_path", [False, True])
-def test_the_exports_carry_its_columns(owner, hearts, settings, tmp_path, sql_path,
+def test_the_exports_carry_its_columns(owner, hearts, settings, tmp_path, sql_path, celery_eager,
                                        django_capture_on_commit_callbacks):
     settings.EXPORT_SQL_PATH = sql_path
     settings.STORAGES = {**settings.STORAGES, "exports": {

@@ -103,7 +103,7 @@ def test_a_taken_slug_is_a_conflict_and_nothing_is_stored(owner):
 @pytest.mark.django_db
 @pytest.mark.parametrize("starter", ALL, ids=lambda s: s.name)
 def test_each_template_runs_publish_workers_dashboard_statistics_and_export(
-        starter, owner, settings, tmp_path, django_capture_on_commit_callbacks):
+        starter, owner, settings, tmp_path, django_capture_on_commit_callbacks, celery_eager):
     """A researcher's whole path from the template: the sample items, three workers, the
     dashboard's per-system progress, the statistics and the CSV export all work."""
     from campaigns.selectors.analysis import campaign_statistics

@@ -10,7 +10,7 @@ from campaigns.services import statistics as service
 from campaigns.services.statistics import Kind, statistics_cached, statistics_request
 from tests.api.conftest import make_annotation, make_items
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 Status = StatisticsResult.Status
 
 
@@ -23,9 +23,9 @@ def queued(monkeypatch):
     sent: list[int] = []
     monkeypatch.setattr(tasks.task_statistics_compute, "apply_async",
                         lambda kwargs, **_: sent.append(kwargs["result_id"]))
-    app.conf.task_always_eager = False
+    previous, app.conf.task_always_eager = app.conf.task_always_eager, False
     yield sent
-    app.conf.task_always_eager = True
+    app.conf.task_always_eager = previous
 
 
 def _rated(campaign, n_items=3, workers=("W1", "W2")):
@@ -128,8 +128,8 @@ def test_an_older_attempt_does_not_overwrite_a_newer_one(campaign, queued, monke
     assert row.result is None and row.status == Status.RUNNING
 
 
-def test_without_a_broker_the_request_computes_at_once(campaign):
-    _rated(campaign)  # the tests' Celery is eager, as in the embedded mode
+def test_with_eager_celery_the_request_computes_at_once(campaign, celery_eager):
+    _rated(campaign)
     cached = statistics_request(campaign=campaign, kind=Kind.REPORT, options={"power": 0.9})
     assert cached.row.status == Status.DONE and "markdown" in cached.result
 

@@ -438,7 +438,7 @@ def test_expiry_can_be_limited_to_one_campaign(owner):
     assert Assignment.objects.get(campaign=two).status == "active"
 
 
-def test_the_periodic_task_expires_overdue_assignments(campaign):
+def test_the_periodic_task_expires_overdue_assignments(campaign, celery_eager):
     make_items(campaign, 1)
     overdue(claim(campaign))
     task_expire_assignments.delay()
