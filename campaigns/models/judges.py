@@ -4,6 +4,7 @@ from django.db import models
 from django.db.models import Q
 
 from .campaigns import Campaign, Item
+from .jobs import BackgroundJob
 from .work import Annotation
 
 
@@ -69,22 +70,14 @@ class Judge(models.Model):
         return f"{self.name} ({self.model})"
 
 
-class JudgeRun(models.Model):
+class JudgeRun(BackgroundJob):
     """One run of a judge over a scope of items; its state lives here (a Celery job runs it)."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     scope = models.JSONField(default=dict, help_text='{"scope": "all"}, {"system": ...} or '
                              '{"sample": n}')
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     total = models.PositiveIntegerField(default=0, help_text="Items x samples in scope.")
     done = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
@@ -92,12 +85,7 @@ class JudgeRun(models.Model):
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     estimate = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
