@@ -65,3 +65,24 @@ def test_another_researchers_jobs_are_not_touched(other_client, campaign):
     _act(other_client, "exportjob", "cancel_jobs", [queued])
     queued.refresh_from_db()
     assert queued.status == "queued"
+
+
+@pytest.mark.django_db(transaction=True)  # the job is queued when the request's writes commit
+def test_a_statistics_page_whose_job_cannot_be_queued_is_a_503_not_a_500(
+        researcher_client, campaign, monkeypatch):
+    from annotate.celery import app
+    from campaigns.models import StatisticsResult
+
+    def down(name, **kwargs):
+        raise dispatch.QueueUnreachable("connection refused")
+
+    monkeypatch.setattr(dispatch, "send", down)
+    eager, app.conf.task_always_eager = app.conf.task_always_eager, False  # a broker is set
+    try:
+        response = researcher_client.get(reverse("admin:campaigns_campaign_statistics",
+                                                 args=[campaign.pk]))
+    finally:
+        app.conf.task_always_eager = eager
+    assert response.status_code == 503 and response["Retry-After"]
+    row = StatisticsResult.objects.get(campaign=campaign)
+    assert row.status == "failed" and "unreachable" in row.error
