@@ -229,8 +229,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "campaigns.expire_assignments", "schedule": 60.0},
-    "sweep-stale-exports": {"task": "campaigns.export_sweep_stale", "schedule": 300.0},
-    "sweep-stale-judge-runs": {"task": "campaigns.judge_sweep_stale", "schedule": 300.0},
+    # Every kind of background job whose worker stopped: re-queued, or failed (lifecycle.py).
+    "sweep-stale-jobs": {"task": "campaigns.sweep_stale_jobs", "schedule": 300.0},
 }
 # Exports: rows per query/progress update, and when a running job without progress is lost.
 EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
@@ -242,6 +242,8 @@ EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)
 # the application's own directory (mode 0700), cleaned when a Celery worker starts and by the
 # stale-export sweep, and purged of a campaign's spools when a worker's data is erased.
 EXPORT_SPOOL_DIR = Path(env.str("EXPORT_SPOOL_DIR", default=str(MEDIA_ROOT / "spool")))
+# Background imports: a running import whose worker stopped this long ago is queued again.
+IMPORT_STALE_SECONDS = env.int("IMPORT_STALE_SECONDS", default=600)
 # Cached statistics: a queued or running computation older than this is queued again.
 STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
 # The niceness (0-19) a Celery process computing statistics runs at, below the web processes.

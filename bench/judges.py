@@ -43,11 +43,8 @@ from campaigns.judging.client import ChatClient, RateLimiter  # noqa: E402
 from campaigns.models import Campaign, Item, JudgeRun  # noqa: E402
 from campaigns.schema import parse_schema  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
-from campaigns.services.judges import (  # noqa: E402
-    judge_create,
-    judge_run_execute,
-    judge_run_start,
-)
+from campaigns.services.judge_runs import judge_run_execute, judge_run_start  # noqa: E402
+from campaigns.services.judges import judge_create  # noqa: E402
 from campaigns.services.judgments import JudgmentRow, judgments_import  # noqa: E402
 
 RPM = 1_000_000  # the highest a judge takes: the same limiter in both timings

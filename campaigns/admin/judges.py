@@ -24,14 +24,10 @@ from ..selectors.judges import (
     judge_run_estimate,
     judge_template_text,
 )
-from ..services.judges import (
-    JUDGE_FIELDS,
-    judge_problems,
-    judge_run_cancel,
-    judge_run_resume,
-    judge_run_start,
-)
-from .scoping import CampaignScopedAdmin, JobListAdmin, ReadOnlyAdmin, campaign_is_visible
+from ..services.judge_runs import judge_run_start
+from ..services.judges import JUDGE_FIELDS, judge_problems
+from .jobs import JobListAdmin
+from .scoping import CampaignScopedAdmin, ReadOnlyAdmin, campaign_is_visible
 
 
 class JudgeForm(forms.ModelForm):
@@ -184,12 +180,10 @@ class JudgeRunAdmin(JobListAdmin):
     list_filter = ("status", ("judge", admin.RelatedOnlyFieldListFilter))
     list_select_related = ("judge",)
     readonly_fields = [f.name for f in JudgeRun._meta.fields]
-    actions = ("cancel_runs", "resume_runs")
+    job_permission = "campaigns.change_judge"  # running a judge is changing it
 
     def _visible(self, request, obj) -> bool:
         return obj is None or campaign_is_visible(request, obj.judge.campaign_id)
-
-    in_flight_statuses = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 
     @admin.display(description="Done / failed / remaining")
     def progress(self, obj):
@@ -207,28 +201,6 @@ class JudgeRunAdmin(JobListAdmin):
     @admin.display(description="Error")
     def error_short(self, obj):
         return obj.error[:120]
-
-    def has_run_permission(self, request) -> bool:
-        """Starting, cancelling and resuming runs is changing the judge."""
-        return request.user.has_perm("campaigns.change_judge")
-
-    def _each(self, request, queryset, service, verb):
-        for run in queryset.select_related("judge"):  # the changelist's scoped rows
-            try:
-                service(run=run)
-            except ServiceError as exc:
-                messages.warning(request, f"Run {run.pk}: {exc.message}")
-            else:
-                messages.success(request, f"Run {run.pk} {verb}.")
-
-    @admin.action(description="Cancel the selected runs", permissions=["run"])
-    def cancel_runs(self, request, queryset):
-        self._each(request, queryset, judge_run_cancel, "cancelled")
-
-    @admin.action(description="Resume the selected runs (stored outputs are not asked again)",
-                  permissions=["run"])
-    def resume_runs(self, request, queryset):
-        self._each(request, queryset, judge_run_resume, "queued again")
 
 
 @admin.register(JudgeOutput)

@@ -6,6 +6,8 @@ change permission); they adapt the request and call the cached-statistics or imp
 """
 from __future__ import annotations
 
+import functools
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -14,6 +16,9 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
+from annotate.http.outage import retry_later
+
+from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ImportJob, Worker
 from ..schema import SchemaInvalid, parse_schema
@@ -151,6 +156,21 @@ def _pending(request: HttpRequest, campaign: Campaign, title: str,
         request, campaign, title, cached=cached, refresh=cached.computing))
 
 
+def queue_down_is_503(view):
+    """A computation that cannot be queued (the broker is down) answers the 503 "try again
+    in a few seconds" page, not a 500: the row already records why."""
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        try:
+            return view(request, campaign)
+        except ServiceError as exc:
+            if exc.code != "broker_unreachable":
+                raise
+            return retry_later(request)
+    return wrapped
+
+
+@queue_down_is_503
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: every table and chart, from the cached figures (the first computation started if
     there are none); POST: recompute them and the side-by-side table shown. ?exclude_flagged=1
@@ -205,6 +225,7 @@ class ReportOptionsForm(forms.Form):
     power = forms.FloatField(required=False, min_value=0.5, max_value=0.99, initial=0.8)
 
 
+@queue_down_is_503
 def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: the evaluation report (design, agreement, results, comparisons, quality, judges,
     warnings, planning) from the cached figures, rendered from its Markdown, which every

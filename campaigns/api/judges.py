@@ -9,12 +9,8 @@ from rest_framework.views import APIView
 
 from ..models import Judge, JudgeRun
 from ..selectors.judges import judge_api_key, judge_base_url
-from ..services.judges import (
-    judge_create,
-    judge_run_cancel,
-    judge_run_resume,
-    judge_run_start,
-)
+from ..services.judge_runs import judge_run_cancel, judge_run_resume, judge_run_start
+from ..services.judges import judge_create
 from . import openapi
 from .permissions import campaign_for
 from .serializers import StorableJSONField, StrictInput, validated
@@ -172,3 +168,12 @@ class JudgeRunResumeApi(APIView):
         run = judge_run_resume(run=_run_for(request.user, slug, name, run_id))
         run.refresh_from_db()
         return Response(JudgeRunOutput(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JudgeRunRetryApi(JudgeRunResumeApi):
+    @extend_schema(operation_id="judge_runs_retry", tags=["judges"], request=None,
+                   responses={202: JudgeRunOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str, name: str, run_id: int):
+        """The same as resume, under the name every other kind of job uses: queue a cancelled
+        or failed run again (409 for one queued, running or done)."""
+        return super().post(request, slug, name, run_id)

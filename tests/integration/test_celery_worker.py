@@ -186,7 +186,8 @@ def test_a_real_worker_runs_a_judge_and_a_killed_one_is_resumed_without_asking_t
     owner, start_worker
 ):
     from campaigns.models import JudgeOutput, JudgeRun
-    from campaigns.services.judges import judge_create, judge_run_start, judge_runs_sweep_stale
+    from campaigns.services.judge_runs import judge_run_start, judge_runs_sweep_stale
+    from campaigns.services.judges import judge_create
     from tests.judges.conftest import valid_reply
     from tests.judges.standin import Reply, StandIn
 

@@ -7,13 +7,13 @@ from django.db import connection
 from campaigns.models import Annotation, JudgeOutput, JudgeRun, Worker
 from campaigns.schema import parse_schema, validate_answers
 from campaigns.selectors.analysis import campaign_statistics
-from campaigns.services.judges import (
-    judge_create,
+from campaigns.services.judge_runs import (
     judge_run_cancel,
     judge_run_execute,
     judge_run_resume,
     judge_run_start,
 )
+from campaigns.services.judges import judge_create
 
 from .conftest import SEEDS, valid_reply
 from .standin import Reply
@@ -259,7 +259,7 @@ def test_a_run_whose_heartbeat_stopped_is_queued_again_and_finishes(seeds, stand
 
     from django.utils import timezone
 
-    from campaigns.services.judges import judge_runs_sweep_stale
+    from campaigns.services.judge_runs import judge_runs_sweep_stale
 
     server = standin()
     judge = _judge(seeds["movie-continuation"], server)

@@ -1,0 +1,219 @@
+"""Campaigns, their items and their workers (people, or LLM judges, as a campaign sees them)."""
+import secrets
+
+from django.conf import settings
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+
+
+def new_token() -> str:
+    """An unguessable assignment token: the worker's only credential (~192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+class Campaign(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        PAUSED = "paused", "Paused"
+        CLOSED = "closed", "Closed"
+
+    class CompletionMode(models.TextChoices):
+        PER_ASSIGNMENT = "per_assignment", "A verifiable code per assignment"
+        FIXED = "fixed", "One fixed code for everyone (e.g. a Prolific study code)"
+
+    class Recruitment(models.TextChoices):
+        LINK = "link", "A plain link (anyone with the link)"
+        PROLIFIC = "prolific", "Prolific (the link needs PROLIFIC_PID)"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="owned_campaigns"
+    )
+    collaborators = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="shared_campaigns"
+    )
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=80, unique=True)
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+
+    schema = models.JSONField(default=dict, help_text="Task schema: display and questions.")
+    instructions = models.TextField(blank=True, help_text="Markdown, rendered safely.")
+    examples = models.TextField(blank=True, help_text="Worked examples (Markdown).")
+    consent_text = models.TextField(blank=True, help_text="Markdown; empty means no consent step.")
+    intake_questions = models.JSONField(
+        default=list, blank=True, help_text="Questions asked once per worker (schema format)."
+    )
+
+    items_per_assignment = models.PositiveIntegerField(default=1)
+    annotations_per_item = models.PositiveIntegerField(default=3)
+    assignment_timeout_minutes = models.PositiveIntegerField(default=60)
+    max_assignments_per_worker = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Empty means no limit."
+    )
+    attention_checks_per_assignment = models.PositiveIntegerField(default=0)
+    gold_items_per_assignment = models.PositiveIntegerField(default=0)
+
+    completion_mode = models.CharField(
+        max_length=20, choices=CompletionMode.choices, default=CompletionMode.PER_ASSIGNMENT
+    )
+    completion_code = models.CharField(
+        max_length=100, blank=True, help_text="The shared code when the mode is 'fixed'."
+    )
+    completion_redirect_url = models.URLField(
+        max_length=500,
+        blank=True,
+        help_text="Where to send the worker when done; {code} is replaced by the code, e.g. "
+        "https://app.prolific.com/submissions/complete?cc={code}",
+    )
+    source = models.TextField(blank=True, help_text="Where the items come from (attribution).")
+    # The bonus rule of the submissions list, in the study's currency (0: no bonus).
+    bonus_per_item = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0,
+        validators=[MinValueValidator(0)], help_text="Bonus per regular item answered.")
+    bonus_per_gold_correct = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0,
+        validators=[MinValueValidator(0)], help_text="Bonus per gold item answered correctly.")
+    # Quality control's absolute speed floors, beside its relative rule (analysis/quality.py).
+    min_seconds_per_item = models.FloatField(
+        null=True, blank=True, help_text="Flag workers whose median time per item is below this "
+        "many seconds. Empty: only the relative rule (a quarter of the typical worker's time).")
+    min_seconds_per_word = models.FloatField(
+        null=True, blank=True, help_text="Flag workers whose median time per item is below this "
+        "many seconds per word of the item's displayed text. Empty: no per-word floor.")
+    # Prolific studies: where participants come from, and the study's code for each outcome.
+    recruitment = models.CharField(
+        max_length=10, choices=Recruitment.choices, default=Recruitment.LINK,
+        help_text="Prolific: a link without a participant id gets a page asking to open the "
+        "study from Prolific, and the done page sends participants back automatically.")
+    completion_code_failed_checks = models.CharField(
+        max_length=100, blank=True,
+        help_text="The study's code for a participant who failed two or more attention checks "
+        "(empty: they get the completion code).")
+    completion_code_no_work = models.CharField(
+        max_length=100, blank=True,
+        help_text="The study's code for a participant who finds no work to do (empty: they are "
+        "asked to return the study).")
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(items_per_assignment__gte=1), name="campaign_items_per_assignment_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(annotations_per_item__gte=1), name="campaign_annotations_per_item_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(assignment_timeout_minutes__gte=1), name="campaign_timeout_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(bonus_per_item__gte=0) & Q(bonus_per_gold_correct__gte=0),
+                name="campaign_bonus_rule_gte_0",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LIVE
+
+
+class Item(models.Model):
+    """One thing to judge. `slots_taken` counts assignments holding it (active or submitted)."""
+
+    class Control(models.TextChoices):
+        NONE = "", "Regular item"
+        ATTENTION = "attention", "Attention check"
+        GOLD = "gold", "Gold item (expected answers)"
+
+    # No index of its own: item_campaign_control and the external-id constraint lead with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items",
+                                 db_index=False)
+    external_id = models.CharField(max_length=200)
+    system = models.CharField(max_length=200, blank=True, db_index=True)
+    data = models.JSONField(default=dict)
+    control = models.CharField(max_length=10, choices=Control.choices, default="", blank=True)
+    gold = models.JSONField(null=True, blank=True, help_text="Expected answers {question: answer}.")
+    gold_tolerance = models.FloatField(null=True, blank=True)
+    # Redundancy bookkeeping. `slots_wanted` is the campaign's k for regular items, 0 for control
+    # items (they never count toward k). The checks make over-assignment impossible even if a
+    # service has a bug: 0 <= annotations_done <= slots_taken <= slots_wanted.
+    slots_wanted = models.PositiveIntegerField(default=0)
+    slots_taken = models.IntegerField(default=0)
+    annotations_done = models.IntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "external_id"], name="item_unique_external_id_per_campaign"
+            ),
+            models.CheckConstraint(condition=Q(slots_taken__gte=0), name="item_slots_taken_gte_0"),
+            models.CheckConstraint(
+                condition=Q(slots_taken__lte=F("slots_wanted")), name="item_slots_taken_lte_wanted"
+            ),
+            models.CheckConstraint(
+                condition=Q(annotations_done__gte=0), name="item_annotations_done_gte_0"
+            ),
+            models.CheckConstraint(
+                condition=Q(annotations_done__lte=F("slots_taken")),
+                name="item_annotations_done_lte_taken",
+            ),
+            models.CheckConstraint(
+                condition=Q(control__in=["", "attention", "gold"]), name="item_control_valid"
+            ),
+        ]
+        indexes = [
+            # Handing out work: the least-filled open regular items of a campaign first.
+            models.Index(
+                fields=["campaign", "slots_taken", "id"],
+                name="item_open_by_fill",
+                condition=Q(control="") & Q(slots_taken__lt=F("slots_wanted")),
+            ),
+            models.Index(fields=["campaign", "control"], name="item_campaign_control"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug}:{self.external_id}"
+
+
+class Worker(models.Model):
+    """A person (or an LLM judge) as seen by one campaign."""
+
+    class Platform(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+        LINK = "link", "Plain link"
+        ACCOUNT = "account", "Site account"
+        LLM = "llm", "LLM judge"
+
+    # No index of its own: worker_unique_per_campaign leads with it.
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="workers",
+                                 db_index=False)
+    platform = models.CharField(max_length=10, choices=Platform.choices)
+    platform_id = models.CharField(max_length=200)
+    intake = models.JSONField(null=True, blank=True, help_text="Answers to the intake questions.")
+    consented_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    erased_at = models.DateTimeField(
+        null=True, blank=True, help_text="When this worker's data was deleted on request."
+    )
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "platform", "platform_id"], name="worker_unique_per_campaign"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.platform_id}"
