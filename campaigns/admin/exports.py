@@ -6,7 +6,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from ..models import ExportJob
-from .scoping import JobListAdmin
+from .jobs import JobListAdmin
 
 
 @admin.register(ExportJob)

@@ -26,7 +26,8 @@ from ..selectors.judges import (
 )
 from ..services.judge_runs import judge_run_start
 from ..services.judges import JUDGE_FIELDS, judge_problems
-from .scoping import CampaignScopedAdmin, JobListAdmin, ReadOnlyAdmin, campaign_is_visible
+from .jobs import JobListAdmin
+from .scoping import CampaignScopedAdmin, ReadOnlyAdmin, campaign_is_visible
 
 
 def _provider_choices():

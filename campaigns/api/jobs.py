@@ -22,13 +22,13 @@ ACTIONS = {
 }
 
 
-def job_action_api(action: str, *, noun: str, tag: str, load: Callable,
+def job_action_api(action: str, *, noun: str, tag: str, operation: str, load: Callable,
                    output: type[serializers.Serializer], running: bool = True) -> type[APIView]:
     """The view that cancels or retries the job `load(user, **url_kwargs)` returns."""
     service, answer, doc = ACTIONS[action]
 
     class JobActionApi(APIView):
-        @extend_schema(operation_id=f"{tag}_{noun.replace(' ', '_')}_{action}", tags=[tag],
+        @extend_schema(operation_id=f"{operation}_{action}", tags=[tag],
                        request=None, responses={answer: output, **openapi.errors(openapi.WRITE)})
         def post(self, request, **kwargs):
             job = service(job=load(request.user, **kwargs))

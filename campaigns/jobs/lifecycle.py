@@ -168,8 +168,8 @@ def job_run(kind: JobKind, job_id: int, work: Callable[[Any], dict],
     try:
         if kind.atomic:
             with transaction.atomic():
-                if not _owned(kind, job).select_for_update().exists():
-                    raise Stopped
+                if not list(_owned(kind, job).select_for_update().values_list("pk")):
+                    raise Stopped  # a newer attempt claimed it meanwhile
                 if not job_done(kind, job, **work(job)):
                     raise Stopped
         else:

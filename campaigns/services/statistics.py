@@ -16,7 +16,6 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
@@ -76,7 +75,7 @@ def _key(options: dict) -> str:
 
 def stale_after() -> timedelta:
     """A queued or running computation older than this is taken as lost and queued again."""
-    return timedelta(seconds=settings.STATISTICS_STALE_SECONDS)
+    return STATISTICS.stale_after()
 
 
 def statistics_cached(*, campaign: Campaign, kind: str, options: dict) -> Cached | None:

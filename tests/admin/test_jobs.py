@@ -1,4 +1,4 @@
-"""The admin's job lists (exports, judge runs): the lifecycle's states, and the cancel and
+"""The admin's job lists (campaigns/admin/jobs.py): the lifecycle's states, and the cancel and
 retry actions on the researcher's own jobs only."""
 import pytest
 from django.urls import reverse

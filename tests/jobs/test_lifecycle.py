@@ -1,10 +1,11 @@
 """The one job lifecycle, for every kind: claim, heartbeat, the stale sweep, attempts and
 giving up, cancel and retry, and how a run's outcome is recorded."""
+import threading
 from datetime import timedelta
 from itertools import count
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from campaigns.errors import Conflict, ServiceError
@@ -149,6 +150,32 @@ def test_the_sweep_leaves_live_queued_and_ended_jobs_alone(kind, campaign, sent)
     for job, status in ((live, "running"), (queued, "queued"), (ended, "done")):
         job.refresh_from_db()
         assert job.status == status
+
+
+@pytest.mark.django_db(transaction=True)  # the live run holds the row from its own connection
+def test_the_sweep_skips_a_job_whose_live_run_holds_its_row(campaign, sent):
+    job = make_job(IMPORT, campaign, status="running", attempts=1, heartbeat_at=LONG_AGO)
+    locked, release = threading.Event(), threading.Event()
+
+    def live_import():  # one long transaction, under the job row's lock, as an import runs
+        try:
+            with transaction.atomic():
+                ImportJob.objects.select_for_update().get(pk=job.pk)
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=live_import)
+    thread.start()
+    assert locked.wait(10)
+    try:
+        assert jobs_sweep_stale((IMPORT,)) == 0
+    finally:
+        release.set()
+        thread.join()
+    assert jobs_sweep_stale((IMPORT,)) == 1  # its worker is gone: now it is stale
+    assert sent == [(IMPORT.task, {"job_id": job.pk})]
 
 
 def test_each_kind_has_its_own_stale_time(campaign, sent, settings):
