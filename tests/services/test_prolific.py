@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from campaigns.services.prolific import ProlificClient, ProlificError, submissions_send_to_prolific
-from tests.analysis.test_approvals import PLAN, _study
+from tests.selectors.test_approvals import PLAN, _study
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,14 @@ from django.urls import reverse
 
 from campaigns.models import ExportJob
 from campaigns.services.exports import export_job_create
-
-from .conftest import make_annotation
+from tests.exports import conftest as exports_fixtures
+from tests.exports.conftest import make_annotation
 
 pytestmark = pytest.mark.django_db
+
+# The export fixtures: a job run and read, its files under the test's own folder.
+export = exports_fixtures.export
+_export_storage = exports_fixtures._export_storage
 
 
 @pytest.fixture
