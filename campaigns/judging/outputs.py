@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from ..schema import AnswerInvalid, TaskSchema
-from ..work import answer_values
+from ..schema.scoring import answer_values
 
 MAX_OUTPUT_CHARS = 50_000
 FENCE = re.compile(r"```[A-Za-z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
