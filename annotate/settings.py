@@ -390,9 +390,18 @@ IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=5 * 1024 * 
 # list of items goes as a multipart file upload, which has the import limit (IMPORT_MAX_BYTES).
 API_JSON_MAX_BYTES = env.int("API_JSON_MAX_BYTES", default=10 * 1024 * 1024)
 
+# After a login whose ?next= is refused (another host), and with none: the admin, not a 404.
+LOGIN_REDIRECT_URL = "admin:index"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Assignment tokens are workers' credentials: masked in every line written.
+    "filters": {"mask_tokens": {"()": "annotate.http.access_log.MaskTokens"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["mask_tokens"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # Django's own loggers write through the same filtered handler, not their defaults
+    # ("django" propagates to the root's; runserver's lines go to it directly).
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True},
+                "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

@@ -244,8 +244,14 @@ def _read_body(response: http.client.HTTPResponse, max_bytes: int, deadline: _De
 
 def post(url: str, *, body: bytes, headers: dict[str, str], deadline_seconds: float,
          max_bytes: int) -> Answer:
-    """POST under the egress policy (module docstring); EgressRefused before anything is
-    sent, EgressFailed for a connection, deadline or size problem."""
+    return request("POST", url, body=body, headers=headers, deadline_seconds=deadline_seconds,
+                   max_bytes=max_bytes)
+
+
+def request(method: str, url: str, *, body: bytes | None, headers: dict[str, str],
+            deadline_seconds: float, max_bytes: int) -> Answer:
+    """One request under the egress policy (module docstring); EgressRefused before anything
+    is sent, EgressFailed for a connection, deadline or size problem."""
     target = parse_target(url)
     trusted = check_target(target)
     deadline = _Deadline(deadline_seconds)
@@ -255,7 +261,7 @@ def post(url: str, *, body: bytes, headers: dict[str, str], deadline_seconds: fl
     try:
         sock = _connect(target, addresses, deadline)
         connection = _Pinned(target, sock)
-        connection.request("POST", target.path, body=body,
+        connection.request(method, target.path, body=body,
                            headers={**headers, "Accept-Encoding": "gzip, identity",
                                     "Connection": "close"})
         response = connection.getresponse()

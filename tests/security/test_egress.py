@@ -123,3 +123,14 @@ def test_the_operators_http_provider_on_loopback_is_allowed(movie, probe, settin
     run = _run(Judge.objects.create(campaign=movie, name="ok", provider="local-vllm",
                                     model="m"))
     assert (run.status, local.requests) == ("done", 1)
+
+
+def test_prolific_calls_go_through_the_same_policy(probe, settings):
+    from campaigns.services.prolific import ProlificClient, ProlificError
+
+    internal = probe(internal_secret)
+    settings.PROLIFIC_API_URL = "https://api.prolific.com"
+    client = ProlificClient(token="t", base_url=f"http://127.0.0.1:{internal.port}")
+    with pytest.raises(ProlificError, match="could not be reached"):
+        client.bulk_approve(["s1"])
+    assert internal.requests == 0

@@ -100,3 +100,16 @@ def test_an_own_key_is_not_in_the_admin_page_the_api_or_the_database_in_clear(
                                                args=[judge.pk])).content.decode(),
                  judge.api_key_encrypted):
         assert "sk-researcher-777" not in text
+
+
+def test_a_providers_token_budget_per_researcher_refuses_a_run_that_would_exceed_it(
+        api, movie, probe, settings):
+    from campaigns.models import JudgeRun
+
+    server = probe(echo_key)
+    declare(settings, "metered", server, budget_tokens=50)
+    judge = Judge.objects.create(campaign=movie, name="m", provider="metered", model="m")
+    response = api.post(f"/api/campaigns/{movie.slug}/judges/m/runs/", {"scope": "all"},
+                        format="json")
+    assert response.status_code == 409 and "50" in response.json()["message"]
+    assert not JudgeRun.objects.filter(judge=judge).exists() and server.requests == 0
