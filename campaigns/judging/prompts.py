@@ -16,7 +16,7 @@ from django.template import Context, Engine, Template, TemplateSyntaxError
 from django.template.defaulttags import DebugNode
 from django.template.loader_tags import ExtendsNode, IncludeNode
 
-from ..schema import TaskSchema
+from ..schema import Capability, TaskSchema
 from ..schema.kinds.lines import split_segments
 
 ENGINE = Engine(dirs=[], app_dirs=False, loaders=[], libraries={}, autoescape=False,
@@ -33,6 +33,19 @@ PREAMBLE = (
 
 class PromptTemplateInvalid(ValueError):
     """The researcher's template does not compile; the message names the problem."""
+
+
+class NotJudgeable(ValueError):
+    """The schema has a question whose kind an LLM judge cannot answer; the message names it."""
+
+
+def check_judgeable(schema: TaskSchema) -> None:
+    """NotJudgeable naming each question whose kind lacks the LLM_JUDGE capability."""
+    missing = [q for q in schema.questions if not q.supports(Capability.LLM_JUDGE)]
+    if missing:
+        named = ", ".join(f"{q.id!r} (a {q.kind} question)" for q in missing)
+        raise NotJudgeable(f"An LLM judge cannot answer {named}: the kind gives a judge no "
+                           "prompt section or answer schema.")
 
 
 # Tags the engine cannot leave out (built in) that would read files or dump the context.
@@ -93,6 +106,7 @@ def _field_text(value: Any, fmt: str, split: str) -> str:
 
 def answer_format(schema: TaskSchema, item_data: dict | None) -> str:
     """The plain-text instruction for the JSON object, one line per question key."""
+    check_judgeable(schema)
     lines = ["Answer with one JSON object and nothing else (no prose, no code fence), "
              "with these keys:"]
     for q in schema.questions:
@@ -104,6 +118,7 @@ def answer_format(schema: TaskSchema, item_data: dict | None) -> str:
 def answers_json_schema(schema: TaskSchema, item_data: dict | None = None) -> dict:
     """The JSON Schema of a campaign's answers (one item's when `item_data` is given): each
     question's kind gives its part; required questions are required keys."""
+    check_judgeable(schema)
     return {
         "type": "object",
         "properties": {q.id: q.json_schema(item_data) for q in schema.questions},
@@ -115,6 +130,7 @@ def answers_json_schema(schema: TaskSchema, item_data: dict | None = None) -> di
 def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
                    external_id: str = "") -> dict:
     """Everything a template may use; plain strings and dicts only."""
+    check_judgeable(schema)
     data = {str(k): v for k, v in (item_data or {}).items()}
     shown = {d.field: _field_text(data.get(d.field), d.format, d.split) for d in schema.display}
     display = "\n\n".join(

@@ -33,7 +33,14 @@ from ..analysis import (
 )
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, Campaign, Item, ItemTally, JudgeOutput, Worker
-from ..schema import AnswerInvalid, BaseQuestion, TaskSchema, parse_schema, validate_answers
+from ..schema import (
+    AnswerInvalid,
+    BaseQuestion,
+    Capability,
+    TaskSchema,
+    parse_schema,
+    validate_answers,
+)
 
 FRAME_COLUMNS = [
     "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
@@ -245,7 +252,7 @@ def question_value_counts(
     if part not in paths:
         return _frame_value_counts(campaign, schema, question, part)
     level = _level(q, part)
-    if level in NUMERIC and q.tallied:
+    if level in NUMERIC and q.supports(Capability.TALLIED):
         counts, domain = _tallied_value_counts(campaign, f"{q.id}/{part}" if part else q.id)
         return counts, domain, level
     if level in NUMERIC:
@@ -273,12 +280,12 @@ def question_agreement(
     """
     schema = parse_schema(campaign.schema)
     q = schema.question(question)
-    if q.tallied and part not in q.parts():
+    if q.supports(Capability.TALLIED) and part not in q.parts():
         raise KeyError(part)
     level = _level(q, part)
     if level is None:
         raise ValueError(f"{question}{'.' + part if part else ''} is free text")
-    if level in NUMERIC and q.tallied and not exclude_flagged:
+    if level in NUMERIC and q.supports(Capability.TALLIED) and not exclude_flagged:
         key = f"{q.id}/{part}" if part else q.id
         counts, domain = _tallied_value_counts(campaign, key)
         result = agreement.alpha_result(counts, domain, level, n_boot=n_boot,
@@ -884,7 +891,7 @@ def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
     the question's `tie_model`), and the position bias."""
     out = []
     for q in schema.questions:
-        if type(q).preferences is BaseQuestion.preferences:
+        if not q.supports(Capability.PREFERENCES):
             continue
         frame = preference_frame(campaign=campaign, question=q, annotations=annotations)
         # A kind that compares systems may name its tie model; split ties otherwise.
@@ -919,7 +926,7 @@ def best_worst_statistics(*, campaign: Campaign, schema: TaskSchema,
     per system with item-bootstrap intervals."""
     out = []
     for q in schema.questions:
-        if type(q).best_worst is BaseQuestion.best_worst:
+        if not q.supports(Capability.BEST_WORST):
             continue
         rows, answers = [], 0
         for item, worker, answer in _human_answers(campaign, q.id, annotations):
@@ -957,7 +964,7 @@ def span_statistics(*, campaign: Campaign, schema: TaskSchema, annotations: set 
     out = []
     questions = list(schema.questions)
     for n, q in enumerate(questions):
-        if type(q).error_spans is BaseQuestion.error_spans:
+        if not q.supports(Capability.ERROR_SPANS):
             continue
         frame = span_answers(campaign=campaign, question=q, annotations=annotations)
         tables = spans.span_tables(frame, q.weight, n_boot=n_boot)

@@ -28,7 +28,7 @@ from ..jobs.lifecycle import (
     jobs_sweep_stale,
 )
 from ..judging.client import EndpointDown
-from ..judging.prompts import PromptTemplateInvalid
+from ..judging.prompts import NotJudgeable, PromptTemplateInvalid
 from ..models import Judge, JudgeRun
 from ..schema import SchemaInvalid
 from ..selectors.judges import judge_base_url, judge_run_estimate
@@ -74,6 +74,8 @@ def judge_run_start(*, judge: Judge, requested_by=None, scope: Any, enqueue: boo
     except PromptTemplateInvalid as exc:
         raise ServiceError(str(exc), code="judge_invalid",
                            extra={"errors": {"prompt_template": str(exc)}}) from None
+    except NotJudgeable as exc:
+        raise ServiceError(str(exc), code="not_judgeable") from None
     with transaction.atomic():
         Judge.objects.select_for_update().filter(pk=judge.pk).first()  # one start at a time
         active = judge.runs.filter(status__in=ACTIVE).first()
@@ -124,7 +126,7 @@ def _execute(run: JudgeRun) -> dict[str, Any]:
         outcome = Runner(run).execute()
     except EndpointDown as exc:
         raise JobFailed(f"the endpoint is down: {exc}") from None
-    except (SchemaInvalid, PromptTemplateInvalid) as exc:
+    except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable) as exc:
         raise JobFailed(str(exc)) from None
     if outcome != "finished":
         raise Stopped  # cancelled, or a newer attempt took over
