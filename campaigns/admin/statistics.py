@@ -232,7 +232,7 @@ def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResp
     warnings, planning) from the cached figures, rendered from its Markdown, which every
     supplied text reaches escaped and which is sanitised on display; bad options show the
     form's errors; POST: recompute."""
-    from ..views.safe_markdown import render_markdown
+    from ..pages import render_markdown
 
     form = ReportOptionsForm(request.GET or None)
     title = f"Evaluation report: {campaign.name}"

@@ -210,10 +210,21 @@ def _chunks(scope: ExportScope) -> Iterator[list[tuple]]:
 
 
 def _write_analysis(job: ExportJob, stream: TextIO) -> int | None:
-    from ..exporting.analysis import write_analysis
-
     write_analysis(job=job, stream=stream)
     return None
+
+
+def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
+    """Write the job's campaign statistics (and, for JSON and Markdown, the evaluation report
+    built from them) to a text stream in the job's analysis format."""
+    from ..exporting.analysis import write_statistics
+    from ..selectors.analysis import campaign_statistics, evaluation_report
+
+    statistics = campaign_statistics(
+        campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
+    report = ({} if job.format == ExportJob.Format.ANALYSIS_CSV
+              else evaluation_report(campaign=job.campaign, statistics=statistics))
+    write_statistics(statistics, report, fmt=job.format, stream=stream)
 
 
 def _flagged_workers(campaign: Campaign) -> set[int]:

@@ -30,7 +30,7 @@ from ..judging.client import (
     RateLimiter,
     Stopped,
 )
-from ..judging.outputs import OutputInvalid, output_answers
+from ..judging.outputs import OutputInvalid, output_answers, storable_text
 from ..judging.prompts import (
     answers_json_schema,
     compile_template,
@@ -50,8 +50,7 @@ from ..models import (
 )
 from ..schema import TaskSchema, parse_schema
 from ..selectors.judges import (
-    judge_api_key,
-    judge_base_url,
+    judge_endpoint,
     judge_scope_items,
     judge_template_text,
 )
@@ -92,8 +91,9 @@ class Runner:
         self.template = compile_template(judge_template_text(self.judge, self.schema))
         self.stop = threading.Event()
         self.format = self.judge.response_format
+        endpoint = judge_endpoint(self.judge)
         self.client = ChatClient(
-            base_url=judge_base_url(self.judge), api_key=judge_api_key(self.judge),
+            base_url=endpoint.base_url, api_key=endpoint.api_key,
             timeout=settings.LLM_JUDGE_TIMEOUT_SECONDS,
             retries=settings.LLM_JUDGE_REQUEST_RETRIES,
             max_backoff=settings.LLM_JUDGE_MAX_BACKOFF_SECONDS,
@@ -230,16 +230,19 @@ class Runner:
     def _judge_output(self, unit: _Unit, attempt: int, c: Completion) -> tuple[dict, dict | None]:
         usage = c.usage if isinstance(c.usage, dict) else {}
         output = {"item": unit.item, "prompt_hash": unit.digest, "sample": unit.sample,
-                  "attempt": attempt, "raw_output": c.content or c.refusal or "",
+                  "attempt": attempt, "raw_output": storable_text(c.content or c.refusal),
                   "usage": usage, "seconds": round(c.seconds, 4),
                   "prompt_tokens": _tokens(usage.get("prompt_tokens")),
                   "completion_tokens": _tokens(usage.get("completion_tokens"))}
         reason, values = "", None
         if c.refusal:
-            reason = f"the model refused: {c.refusal[:500]}"
+            reason = f"the model refused: {storable_text(c.refusal[:500])}"
         elif c.finish_reason == "unreadable":
-            reason, output["raw_output"] = "the endpoint's answer is not a chat completion", \
-                c.raw.get("text", "")
+            # Nothing of the body is stored: it is whatever the URL's server holds.
+            reason = (f"the endpoint's answer ({c.raw.get('bytes', 0):,} bytes) is not a "
+                      "chat completion")
+        elif c.finish_reason == "too_large":
+            reason = f"the endpoint's answer is unusable: {c.raw.get('reason', 'too large')}"
         elif c.finish_reason == "content_filter":
             reason = "the endpoint's content filter stopped the answer"
         else:

@@ -31,7 +31,12 @@ from ..judging.client import EndpointDown
 from ..judging.prompts import NotJudgeable, PromptTemplateInvalid
 from ..models import Judge, JudgeRun
 from ..schema import SchemaInvalid
-from ..selectors.judges import judge_base_url, judge_run_estimate
+from ..selectors.judges import (
+    JudgeUnusable,
+    judge_budget_problem,
+    judge_endpoint_problem,
+    judge_run_estimate,
+)
 from .judge_runner import Runner
 
 logger = logging.getLogger(__name__)
@@ -63,10 +68,9 @@ def judge_run_start(*, judge: Judge, requested_by=None, scope: Any, enqueue: boo
     409 when the judge has no endpoint or a run of it is queued or running; 400 for a bad
     scope or a campaign whose schema or template does not work."""
     scope = _clean_scope(scope)
-    if not judge_base_url(judge):
-        raise Conflict("The judge has no endpoint: give it a base URL or set "
-                       "LLM_JUDGE_LOCAL_URL (e.g. http://127.0.0.1:11434/v1 for Ollama).",
-                       extra={"field": "base_url"})
+    problem = judge_endpoint_problem(judge)
+    if problem:
+        raise Conflict(problem, extra={"field": "provider" if judge.provider else "base_url"})
     try:
         estimate = judge_run_estimate(judge, scope)
     except SchemaInvalid as exc:
@@ -76,6 +80,9 @@ def judge_run_start(*, judge: Judge, requested_by=None, scope: Any, enqueue: boo
                            extra={"errors": {"prompt_template": str(exc)}}) from None
     except NotJudgeable as exc:
         raise ServiceError(str(exc), code="not_judgeable") from None
+    over_budget = judge_budget_problem(judge, estimate)
+    if over_budget:
+        raise Conflict(over_budget, code="over_budget")
     with transaction.atomic():
         Judge.objects.select_for_update().filter(pk=judge.pk).first()  # one start at a time
         active = judge.runs.filter(status__in=ACTIVE).first()
@@ -126,7 +133,7 @@ def _execute(run: JudgeRun) -> dict[str, Any]:
         outcome = Runner(run).execute()
     except EndpointDown as exc:
         raise JobFailed(f"the endpoint is down: {exc}") from None
-    except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable) as exc:
+    except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable, JudgeUnusable) as exc:
         raise JobFailed(str(exc)) from None
     if outcome != "finished":
         raise Stopped  # cancelled, or a newer attempt took over

@@ -24,7 +24,7 @@ from ..importing.items import invisible_character
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from ..schema import AnswerInvalid, Capability, SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import JudgeOutputInvalid
-from ..work import answer_values
+from ..schema.scoring import answer_values
 
 MAX_OUTPUT_CHARS = 50_000  # literal_eval of a huge or deeply nested text costs memory
 ITEM_COLUMNS = ("item", "item_id", "external_id", "id")

@@ -2,6 +2,7 @@
 worker killed mid-run leaves a job that ends done (re-delivered or swept), never "running"."""
 import csv
 import io
+import json
 import os
 import signal
 import subprocess
@@ -85,7 +86,9 @@ def start_worker(tmp_path, settings):
     workers: list[CeleryWorker] = []
 
     def start(name: str) -> CeleryWorker:
-        worker = CeleryWorker(env, tmp_path / f"{name}.log", name)
+        # The providers as the test declared them by then (a stand-in is one).
+        providers = json.dumps(settings.LLM_PROVIDERS)
+        worker = CeleryWorker({**env, "LLM_PROVIDERS": providers}, tmp_path / f"{name}.log", name)
         workers.append(worker)
         worker.wait_ready()
         return worker
@@ -183,7 +186,7 @@ def test_a_real_worker_runs_an_export_and_a_killed_one_never_leaves_it_running(
 
 
 def test_a_real_worker_runs_a_judge_and_a_killed_one_is_resumed_without_asking_twice(
-    owner, start_worker
+    owner, start_worker, settings
 ):
     from campaigns.models import JudgeOutput, JudgeRun
     from campaigns.services.judge_runs import judge_run_start, judge_runs_sweep_stale
@@ -192,12 +195,13 @@ def test_a_real_worker_runs_a_judge_and_a_killed_one_is_resumed_without_asking_t
     from tests.judges.standin import Reply, StandIn
 
     server = StandIn(lambda body, n: Reply(valid_reply(body, n).content, delay=0.15)).start()
+    server.declare(settings)
     try:
         campaign = make_campaign(owner=owner)
         Item.objects.bulk_create(Item(campaign=campaign, external_id=f"i{n}", slots_wanted=3,
                                       data={"prompt": f"P{n}", "completion": f"C{n}"})
                                  for n in range(40))
-        judge = judge_create(campaign=campaign, name="worker-judge", base_url=server.base_url,
+        judge = judge_create(campaign=campaign, name="worker-judge", provider=server.provider,
                              model="m", concurrency=2, requests_per_minute=60_000)
         first = start_worker("judge-first")
         run = judge_run_start(judge=judge, scope={"scope": "all"})  # no atomic: sent now

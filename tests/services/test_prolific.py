@@ -64,10 +64,11 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def prolific():
+def prolific(settings):
     server = StandIn()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    settings.PROLIFIC_API_URL = server.url  # the operator's origin: loopback and http allowed
     yield server
     server.shutdown()
     server.server_close()

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from campaigns.models import Annotation, Assignment, Item
-from campaigns.services.completion import completion_code_for
+from campaigns.work.completion import completion_code_for
 from tests.factories import ESA_SCHEMA, MQM_SCHEMA, make_campaign, mturk_worker_id, prolific_pid
 from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
 
@@ -473,7 +473,7 @@ def test_going_back_to_a_saved_item_shows_its_spans(client, esa_campaign):
 def test_the_researchers_preview_shows_stored_spans_and_records_nothing(mqm_campaign):
     from django.test import RequestFactory
 
-    from campaigns.views import render_item_preview
+    from campaigns.pages import render_item_preview
 
     item = mqm_campaign.items.get()
     shown = [span("bellt", "major", "fluency/grammar")]

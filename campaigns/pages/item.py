@@ -9,13 +9,13 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
-from ..images import image_src
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
+from ..schema.images import image_src
 from ..schema.kinds.lines import split_segments
 from ..schema.outputs import shown_data
-from .forms import QuestionField, question_fields, timer_start
-from .safe_markdown import render_markdown
+from .fields import QuestionField, question_fields, timer_start
+from .markdown import render_markdown
 
 
 @lru_cache(maxsize=128)

@@ -1,7 +1,7 @@
-"""Item images: an uploaded file under MEDIA_ROOT/item-images, or an https URL on a host the
-operator allowed (IMAGE_HOSTS). The same rule decides what an import accepts, what the item
-page shows, what instructions' Markdown may show, and which hosts the Content-Security-Policy
-lets the browser load images from (annotate/settings.py)."""
+"""The "image" display format's values: an uploaded file under MEDIA_ROOT/item-images, or an
+https URL on a host the operator allowed (IMAGE_HOSTS). The same rule decides what an import
+accepts, what the item page shows, what instructions' Markdown may show, and which hosts the
+Content-Security-Policy lets the browser load images from (annotate/settings.py)."""
 from __future__ import annotations
 
 from pathlib import PurePosixPath

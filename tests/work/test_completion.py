@@ -4,13 +4,13 @@ import re
 import pytest
 from django.test import override_settings
 
-from campaigns.services.completion import completion_code_for
 from campaigns.work import (
     annotation_submit,
     assignment_claim,
     assignment_submit,
     worker_get_or_create,
 )
+from campaigns.work.completion import completion_code_for
 from tests.factories import make_campaign, make_items
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from ..models import Campaign, Item
-from .pages import item_context
+from .item import item_context
 
 
 def render_item_preview(request: HttpRequest, campaign: Campaign, item: Item, *,

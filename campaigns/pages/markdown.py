@@ -7,7 +7,7 @@ import markdown
 import nh3
 from django.utils.safestring import SafeString, mark_safe
 
-from ..images import image_src
+from ..schema.images import image_src
 
 _ALLOWED_TAGS = {
     "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl", "dt",

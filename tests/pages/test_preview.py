@@ -3,7 +3,7 @@ import pytest
 from django.test import RequestFactory
 
 from campaigns.models import Annotation, Assignment, Worker
-from campaigns.views import render_item_preview
+from campaigns.pages import render_item_preview
 
 pytestmark = pytest.mark.django_db
 
