@@ -208,11 +208,12 @@ def test_simulated_workers_draw_valid_answers_from_the_kind(hearts):
 
 
 @pytest.fixture
-def standin():
+def standin(settings):
+    """A stand-in OpenAI-compatible endpoint, declared as the operator's provider."""
     from tests.judges.conftest import valid_reply
     from tests.judges.standin import StandIn
 
-    server = StandIn(valid_reply).start()
+    server = StandIn(valid_reply).start().declare(settings)
     yield server
     server.close()
 
@@ -230,7 +231,7 @@ def test_a_judge_run_asks_the_kinds_prompt_and_schema_and_the_export_carries_its
     for n in range(2):
         Item.objects.create(campaign=campaign, external_id=f"h{n}", slots_wanted=3,
                             data={"text": f"Poem {n}."})
-    judge = judge_create(campaign=campaign, name="stand-in", base_url=standin.base_url,
+    judge = judge_create(campaign=campaign, name="stand-in", provider=standin.provider,
                          model="standin-1", requests_per_minute=60_000)
     run = judge_run_start(judge=judge, scope={"scope": "all"}, enqueue=False)
     judge_run_execute(run_id=run.pk)
@@ -264,7 +265,8 @@ def test_an_imported_judgment_is_checked_by_the_kind(owner, hearts):
 
 
 @pytest.mark.django_db
-def test_a_kind_without_the_judge_capability_is_refused_a_judge_run_by_name(owner, hearts):
+def test_a_kind_without_the_judge_capability_is_refused_a_judge_run_by_name(owner, hearts,
+                                                                            standin):
     from campaigns.errors import ServiceError
     from campaigns.services.judge_runs import judge_run_start
     from campaigns.services.judges import judge_create
@@ -284,8 +286,7 @@ def test_a_kind_without_the_judge_capability_is_refused_a_judge_run_by_name(owne
     try:
         schema = {"questions": [{"id": "vault", "kind": "sealed", "text": "Love?"}]}
         campaign = make_campaign(owner=owner, schema=schema, slug="sealed")
-        judge = judge_create(campaign=campaign, name="j", base_url="http://127.0.0.1:9/v1",
-                             model="m")
+        judge = judge_create(campaign=campaign, name="j", provider=standin.provider, model="m")
         with pytest.raises(ServiceError, match="cannot answer 'vault' \\(a sealed question\\)"
                            ) as refused:
             judge_run_start(judge=judge, scope={"scope": "all"}, enqueue=False)
