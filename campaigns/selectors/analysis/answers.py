@@ -11,7 +11,7 @@ from ...analysis import (
     spans,
 )
 from ...models import Annotation, Campaign, Item, Worker
-from ...schema import BaseQuestion, TaskSchema
+from ...schema import BaseQuestion, Capability, TaskSchema
 from .frames import LLM, NUMERIC, item_field_values, records
 
 
@@ -33,7 +33,7 @@ def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
     the question's `tie_model`), and the position bias."""
     out = []
     for q in schema.questions:
-        if type(q).preferences is BaseQuestion.preferences:
+        if not q.supports(Capability.PREFERENCES):
             continue
         frame = preference_frame(campaign=campaign, question=q, annotations=annotations)
         # A kind that compares systems may name its tie model; split ties otherwise.
@@ -68,7 +68,7 @@ def best_worst_statistics(*, campaign: Campaign, schema: TaskSchema,
     per system with item-bootstrap intervals."""
     out = []
     for q in schema.questions:
-        if type(q).best_worst is BaseQuestion.best_worst:
+        if not q.supports(Capability.BEST_WORST):
             continue
         rows, answers = [], 0
         for item, worker, answer in _human_answers(campaign, q.id, annotations):
@@ -106,7 +106,7 @@ def span_statistics(*, campaign: Campaign, schema: TaskSchema, annotations: set 
     out = []
     questions = list(schema.questions)
     for n, q in enumerate(questions):
-        if type(q).error_spans is BaseQuestion.error_spans:
+        if not q.supports(Capability.ERROR_SPANS):
             continue
         frame = span_answers(campaign=campaign, question=q, annotations=annotations)
         tables = spans.span_tables(frame, q.weight, n_boot=n_boot)

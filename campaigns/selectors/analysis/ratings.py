@@ -13,7 +13,7 @@ from django.db.models.functions import Cast
 
 from ...analysis import agreement
 from ...models import Annotation, Campaign, Item, ItemTally, Worker
-from ...schema import TaskSchema, parse_schema
+from ...schema import Capability, TaskSchema, parse_schema
 from .flags import _flagged_names, _quality
 from .frames import (
     BINARY_PAIR,
@@ -88,7 +88,7 @@ def question_value_counts(
     if part not in paths:
         return _frame_value_counts(campaign, schema, question, part)
     level = _level(q, part)
-    if level in NUMERIC and q.tallied:
+    if level in NUMERIC and q.supports(Capability.TALLIED):
         counts, domain = _tallied_value_counts(campaign, f"{q.id}/{part}" if part else q.id)
         return counts, domain, level
     if level in NUMERIC:
@@ -116,12 +116,12 @@ def question_agreement(
     """
     schema = parse_schema(campaign.schema)
     q = schema.question(question)
-    if q.tallied and part not in q.parts():
+    if q.supports(Capability.TALLIED) and part not in q.parts():
         raise KeyError(part)
     level = _level(q, part)
     if level is None:
         raise ValueError(f"{question}{'.' + part if part else ''} is free text")
-    if level in NUMERIC and q.tallied and not exclude_flagged:
+    if level in NUMERIC and q.supports(Capability.TALLIED) and not exclude_flagged:
         key = f"{q.id}/{part}" if part else q.id
         counts, domain = _tallied_value_counts(campaign, key)
         result = agreement.alpha_result(counts, domain, level, n_boot=n_boot,
