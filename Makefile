@@ -27,12 +27,14 @@ demo: install
 
 test: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 	$(DB) $(PY) manage.py check
 	$(DB) $(PY) manage.py makemigrations --check --dry-run
 	$(DB) $(PY) -m pytest
 
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 # A Django shell on the demo's data (the embedded server and a worker run for the session).
 shell: install

@@ -242,8 +242,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "campaigns.expire_assignments", "schedule": 60.0},
-    "sweep-stale-exports": {"task": "campaigns.export_sweep_stale", "schedule": 300.0},
-    "sweep-stale-judge-runs": {"task": "campaigns.judge_sweep_stale", "schedule": 300.0},
+    # Every kind of background job whose worker stopped: re-queued, or failed (lifecycle.py).
+    "sweep-stale-jobs": {"task": "campaigns.sweep_stale_jobs", "schedule": 300.0},
 }
 # Exports: rows per query/progress update, and when a running job without progress is lost.
 EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
@@ -255,18 +255,42 @@ EXPORT_STALE_SECONDS = env.int("EXPORT_STALE_SECONDS", default=600)
 # the application's own directory (mode 0700), cleaned when a Celery worker starts and by the
 # stale-export sweep, and purged of a campaign's spools when a worker's data is erased.
 EXPORT_SPOOL_DIR = Path(env.str("EXPORT_SPOOL_DIR", default=str(MEDIA_ROOT / "spool")))
+# Background imports: a running import whose worker stopped this long ago is queued again.
+IMPORT_STALE_SECONDS = env.int("IMPORT_STALE_SECONDS", default=600)
 # Cached statistics: a queued or running computation older than this is queued again.
 STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
 # The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
 STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
-# LLM judges: the endpoint of judges with an empty base URL (the demo's), unset so nothing is
-# called; a request's timeout; the longest backoff honoured (Retry-After or exponential).
+# LLM judges: the local provider's endpoint (the demo's), unset so nothing is called; a
+# request's deadline (connect and every read); the longest backoff honoured.
 LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")
 LLM_JUDGE_LOCAL_MODEL = env.str("LLM_JUDGE_LOCAL_MODEL", default="llama3.1:8b")
 LLM_JUDGE_TIMEOUT_SECONDS = env.float("LLM_JUDGE_TIMEOUT_SECONDS", default=120.0)
 LLM_JUDGE_MAX_BACKOFF_SECONDS = env.float("LLM_JUDGE_MAX_BACKOFF_SECONDS", default=60.0)
 LLM_JUDGE_REQUEST_RETRIES = env.int("LLM_JUDGE_REQUEST_RETRIES", default=5)
 LLM_JUDGE_STALE_SECONDS = env.int("LLM_JUDGE_STALE_SECONDS", default=600)
+# The longest prompt a judge's template may render (characters); a longer one is refused.
+LLM_JUDGE_MAX_PROMPT_CHARS = env.int("LLM_JUDGE_MAX_PROMPT_CHARS", default=400_000)
+# The largest answer read from an endpoint (after decompression); a larger one fails.
+LLM_JUDGE_MAX_RESPONSE_BYTES = env.int("LLM_JUDGE_MAX_RESPONSE_BYTES", default=2 * 1024 * 1024)
+# The operator's LLM providers (docs/deployment.md): a judge picks one by name and is sent to
+# its base URL with the key in the environment variable it names; researchers never see or
+# name either. JSON, e.g. {"openai": {"base_url": "https://api.openai.com/v1",
+# "key_env": "OPENAI_API_KEY", "models": ["gpt-4o-mini"], "budget_tokens": 5000000}}.
+# The default is the demo's local server; a provider "local" without a base_url has
+# LLM_JUDGE_LOCAL_URL's (unset: nothing is called).
+LLM_PROVIDERS = env.json("LLM_PROVIDERS", default={}) or {"local": {"key_env": "", "models": []}}
+# Hosts a researcher may send requests to with a key of their own (https, public addresses).
+LLM_OWN_KEY_HOSTS = env.list("LLM_OWN_KEY_HOSTS", default=[
+    "api.openai.com", "api.anthropic.com", "generativelanguage.googleapis.com",
+    "api.mistral.ai", "api.together.xyz", "api.groq.com", "openrouter.ai",
+    "api.deepseek.com", "api.fireworks.ai"])
+# Origins (scheme://host:port) the operator allows besides the providers' and Prolific's, for
+# http:// or an internal address (a stand-in in tests); researchers' URLs never are.
+EGRESS_ALLOWED_ORIGINS = env.list("EGRESS_ALLOWED_ORIGINS", default=[])
+# The key that encrypts researchers' own API keys at rest (Fernet, 32 url-safe base64 bytes);
+# unset, one is derived from SECRET_KEY (changing either makes stored keys unreadable).
+JUDGE_KEY_SECRET = env.str("JUDGE_KEY_SECRET", default="")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -379,9 +403,18 @@ IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=5 * 1024 * 
 # list of items goes as a multipart file upload, which has the import limit (IMPORT_MAX_BYTES).
 API_JSON_MAX_BYTES = env.int("API_JSON_MAX_BYTES", default=10 * 1024 * 1024)
 
+# After a login whose ?next= is refused (another host), and with none: the admin, not a 404.
+LOGIN_REDIRECT_URL = "admin:index"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Assignment tokens are workers' credentials: masked in every line written.
+    "filters": {"mask_tokens": {"()": "annotate.http.access_log.MaskTokens"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["mask_tokens"]}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    # Django's own loggers write through the same filtered handler, not their defaults
+    # ("django" propagates to the root's; runserver's lines go to it directly).
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True},
+                "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False}},
 }

@@ -36,6 +36,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
@@ -43,11 +44,8 @@ from campaigns.judging.client import ChatClient, RateLimiter  # noqa: E402
 from campaigns.models import Campaign, Item, JudgeRun  # noqa: E402
 from campaigns.schema import parse_schema  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
-from campaigns.services.judges import (  # noqa: E402
-    judge_create,
-    judge_run_execute,
-    judge_run_start,
-)
+from campaigns.services.judge_runs import judge_run_execute, judge_run_start  # noqa: E402
+from campaigns.services.judges import judge_create  # noqa: E402
 from campaigns.services.judgments import JudgmentRow, judgments_import  # noqa: E402
 
 RPM = 1_000_000  # the highest a judge takes: the same limiter in both timings
@@ -106,8 +104,10 @@ def main() -> None:
     answer = json.dumps({"rubric": {c.id: random.Random(c.id).randint(c.min, c.max)
                                     for c in criteria}})
     proc, url = start_standin(answer)
+    # The stand-in on loopback is one of the operator's providers (loopback is refused else).
+    settings.LLM_PROVIDERS = {**settings.LLM_PROVIDERS, "bench": {"base_url": url}}
     try:
-        judge = judge_create(campaign=campaign, name="bench-judge", base_url=url, model="m",
+        judge = judge_create(campaign=campaign, name="bench-judge", provider="bench", model="m",
                              concurrency=args.concurrency, requests_per_minute=RPM)
         run = judge_run_start(judge=judge, scope={"scope": "all"}, enqueue=False)
         started, cpu = time.perf_counter(), time.process_time()

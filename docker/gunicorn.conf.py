@@ -23,6 +23,8 @@ accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-") or None
 # Path without the query string and no referrer: crowd platforms put worker ids in the query
 # (?PROLIFIC_PID=..., ?workerId=...), and logs are out of reach of a data deletion request.
 access_log_format = '%(h)s %(t)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms'
+# An assignment's token (/a/<token>/...) is a worker's credential: logged as /a/[token]/.
+logger_class = "annotate.http.access_log.MaskedAccessLogger"
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOGLEVEL", "info")
 # The proxy in front terminates TLS and sets X-Forwarded-Proto (SECURE_PROXY_SSL_HEADER).

@@ -7,6 +7,7 @@ them to run in its own process (`celery_eager`). The fixtures are imported by te
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -116,7 +117,10 @@ def start_worker(tmp_path, settings):
     workers: list[CeleryWorker] = []
 
     def start(name: str, *, beat: bool = False) -> CeleryWorker:
-        worker = CeleryWorker(env, tmp_path / f"{name}.log", name, beat=beat)
+        # The providers as the test declared them by then (a stand-in is one).
+        providers = json.dumps(settings.LLM_PROVIDERS)
+        worker = CeleryWorker({**env, "LLM_PROVIDERS": providers}, tmp_path / f"{name}.log",
+                              name, beat=beat)
         workers.append(worker)
         worker.wait_ready()
         return worker

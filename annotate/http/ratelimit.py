@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 import time
 
 from django.conf import settings
@@ -36,6 +37,7 @@ PAGE_MESSAGE = ("Too many requests came from your browser in a short time. Pleas
 START_MESSAGE = ("Too many new starts of this study came from your connection in a short time, "
                  "so no work was handed out. Please wait and then try again.")
 _LIMITERS: dict[str, MovingWindowRateLimiter] = {}  # storage location -> limiter
+_BUILDING = threading.Lock()
 
 
 def client_address(request: HttpRequest) -> str:
@@ -70,7 +72,12 @@ def _limiter() -> MovingWindowRateLimiter:
     location = _location()
     limiter = _LIMITERS.get(location)
     if limiter is None:
-        limiter = _LIMITERS[location] = MovingWindowRateLimiter(_storage(location))
+        # One thread builds it: `limits` imports redis lazily and, raced by a threaded
+        # worker's first requests, read a half-imported module's version and failed open.
+        with _BUILDING:
+            limiter = _LIMITERS.get(location)
+            if limiter is None:
+                limiter = _LIMITERS[location] = MovingWindowRateLimiter(_storage(location))
     return limiter
 
 

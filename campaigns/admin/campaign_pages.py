@@ -134,7 +134,7 @@ def preview_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpR
 
 
 def _render_preview(request: HttpRequest, campaign: Campaign, item: Item) -> HttpResponse:
-    from ..views import render_item_preview  # the worker pages' own renderer, recording nothing
+    from ..pages import render_item_preview  # the worker pages' own renderer, recording nothing
 
     return render_item_preview(request, campaign, item)
 

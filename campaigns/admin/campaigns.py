@@ -15,10 +15,10 @@ from django.utils.html import format_html
 
 from ..errors import ServiceError
 from ..models import Campaign, ExportJob
+from ..pages import render_markdown
 from ..selectors.campaigns import campaigns_visible_to
 from ..selectors.platforms import campaign_platform_setup, platform_warnings
 from ..services import campaigns as campaign_services
-from ..views.safe_markdown import render_markdown
 from . import campaign_pages, starters
 from .forms import CampaignAdminForm
 from .scoping import campaign_is_visible

@@ -6,7 +6,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
 from ..models import ExportJob
-from .scoping import JobListAdmin
+from .jobs import JobListAdmin
 
 
 @admin.register(ExportJob)
@@ -19,7 +19,7 @@ class ExportJobAdmin(JobListAdmin):
               "requested_by", "created_at", "started_at", "finished_at", "download")
     readonly_fields = fields
 
-    in_flight_statuses = (ExportJob.Status.QUEUED, ExportJob.Status.RUNNING)
+    job_permission = "campaigns.add_exportjob"  # who may ask for an export may retry one
 
     @admin.display(description="Progress")
     def progress(self, obj):

@@ -14,29 +14,38 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from ..errors import ServiceError
-from ..judging.prompts import PromptTemplateInvalid
+from ..judging.prompts import NotJudgeable, PromptTemplateInvalid
+from ..judging.providers import encrypt_key, providers
 from ..models import Item, Judge, JudgeOutput, JudgeRun
 from ..schema import SchemaInvalid
 from ..selectors.judges import (
-    judge_api_key,
-    judge_base_url,
+    judge_endpoint_problem,
     judge_prompt_preview,
     judge_run_estimate,
     judge_template_text,
 )
-from ..services.judges import (
-    JUDGE_FIELDS,
-    judge_problems,
-    judge_run_cancel,
-    judge_run_resume,
-    judge_run_start,
-)
-from .scoping import CampaignScopedAdmin, JobListAdmin, ReadOnlyAdmin, campaign_is_visible
+from ..services.judge_runs import judge_run_start
+from ..services.judges import JUDGE_FIELDS, judge_problems
+from .jobs import JobListAdmin
+from .scoping import CampaignScopedAdmin, ReadOnlyAdmin, campaign_is_visible
+
+
+def _provider_choices():
+    return [("", "None: my own base URL and key"), *((n, n) for n in providers())]
 
 
 class JudgeForm(forms.ModelForm):
+    provider = forms.TypedChoiceField(required=False, choices=_provider_choices,
+                                      help_text=Judge._meta.get_field("provider").help_text)
     base_url = forms.URLField(required=False, max_length=500, assume_scheme="https",
                               help_text=Judge._meta.get_field("base_url").help_text)
+    # Write-only: the widget never renders a stored value, and the key is kept encrypted.
+    api_key = forms.CharField(
+        required=False, strip=True, max_length=500, label="Your own API key",
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Only with a base URL of your own. Stored encrypted and never shown again; "
+        "leave empty to keep the stored key.")
+    forget_api_key = forms.BooleanField(required=False, label="Forget the stored key")
 
     class Meta:
         model = Judge
@@ -49,6 +58,16 @@ class JudgeForm(forms.ModelForm):
             if name in self.fields and name not in self.errors:
                 self.add_error(name, f"{field}: {message}" if "." in field else message)
         return cleaned
+
+    def save(self, commit=True):
+        judge = super().save(commit=False)
+        if self.cleaned_data.get("api_key"):
+            judge.api_key_encrypted = encrypt_key(self.cleaned_data["api_key"])
+        elif self.cleaned_data.get("forget_api_key") or judge.provider:
+            judge.api_key_encrypted = ""
+        if commit:
+            judge.save()
+        return judge
 
 
 class RunForm(forms.Form):
@@ -75,23 +94,26 @@ class JudgeAdmin(CampaignScopedAdmin):
     readonly_fields = ("endpoint", "key", "default_prompt", "actions_links")
     fieldsets = (
         (None, {"fields": ("campaign", "name", "actions_links")}),
-        ("Endpoint", {"fields": ("base_url", "endpoint", "model", "api_key_env", "key",
-                                 "response_format")}),
+        ("Endpoint", {"fields": ("provider", "base_url", "api_key", "forget_api_key", "key",
+                                 "endpoint", "model", "response_format")}),
         ("Requests", {"fields": ("parameters", "samples", "max_attempts", "concurrency",
                                  "requests_per_minute", "price_input_per_million",
                                  "price_output_per_million")}),
         ("Prompt", {"fields": ("prompt_template", "default_prompt")}),
     )
 
-    @admin.display(description="Requests go to")
+    @admin.display(description="Can run")
     def endpoint(self, obj):
-        return judge_base_url(obj) or "nowhere: no base URL and LLM_JUDGE_LOCAL_URL is unset"
+        if obj is None or obj.pk is None:
+            return "-"
+        return judge_endpoint_problem(obj) or (
+            f"yes, with the provider {obj.provider}" if obj.provider else "yes, with your key")
 
-    @admin.display(description="API key")
+    @admin.display(description="Stored key")
     def key(self, obj):
-        if not obj.api_key_env:
-            return "none (local server)"
-        return "set" if judge_api_key(obj) else f"{obj.api_key_env} is not set"
+        if obj is not None and obj.provider:
+            return "the operator's (the provider's)"
+        return "stored (never shown)" if obj is not None and obj.api_key_encrypted else "none"
 
     @admin.display(description="Default template")
     def default_prompt(self, obj):
@@ -145,14 +167,15 @@ class JudgeAdmin(CampaignScopedAdmin):
         if item is not None:
             try:
                 preview = judge_prompt_preview(judge, item)
-            except (SchemaInvalid, PromptTemplateInvalid) as exc:
+            except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable) as exc:
                 error = str(exc)
+        status = 404 if wanted and item is None else 400 if error else 200
         schema_json = json.dumps(preview.json_schema, indent=2) if preview else ""
         return TemplateResponse(request, "admin/campaigns/judge/preview.html", self._context(
             request, judge, f"Prompt of {judge.name}", item=item, preview=preview, error=error,
             schema_json=schema_json,
             item_ids=list(items.values_list("external_id", flat=True)[:500]), wanted=wanted),
-            status=404 if wanted and item is None else 200)
+            status=status)
 
     def run_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         judge = self._judge(request, pk, change=True)
@@ -169,7 +192,7 @@ class JudgeAdmin(CampaignScopedAdmin):
                 estimate = judge_run_estimate(judge, scope)
             except ServiceError as exc:
                 error = exc.message
-            except (SchemaInvalid, PromptTemplateInvalid) as exc:
+            except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable) as exc:
                 error = str(exc)
         return TemplateResponse(request, "admin/campaigns/judge/run.html", self._context(
             request, judge, f"Run {judge.name}", form=form, estimate=estimate, error=error),
@@ -184,12 +207,10 @@ class JudgeRunAdmin(JobListAdmin):
     list_filter = ("status", ("judge", admin.RelatedOnlyFieldListFilter))
     list_select_related = ("judge",)
     readonly_fields = [f.name for f in JudgeRun._meta.fields]
-    actions = ("cancel_runs", "resume_runs")
+    job_permission = "campaigns.change_judge"  # running a judge is changing it
 
     def _visible(self, request, obj) -> bool:
         return obj is None or campaign_is_visible(request, obj.judge.campaign_id)
-
-    in_flight_statuses = (JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
 
     @admin.display(description="Done / failed / remaining")
     def progress(self, obj):
@@ -207,28 +228,6 @@ class JudgeRunAdmin(JobListAdmin):
     @admin.display(description="Error")
     def error_short(self, obj):
         return obj.error[:120]
-
-    def has_run_permission(self, request) -> bool:
-        """Starting, cancelling and resuming runs is changing the judge."""
-        return request.user.has_perm("campaigns.change_judge")
-
-    def _each(self, request, queryset, service, verb):
-        for run in queryset.select_related("judge"):  # the changelist's scoped rows
-            try:
-                service(run=run)
-            except ServiceError as exc:
-                messages.warning(request, f"Run {run.pk}: {exc.message}")
-            else:
-                messages.success(request, f"Run {run.pk} {verb}.")
-
-    @admin.action(description="Cancel the selected runs", permissions=["run"])
-    def cancel_runs(self, request, queryset):
-        self._each(request, queryset, judge_run_cancel, "cancelled")
-
-    @admin.action(description="Resume the selected runs (stored outputs are not asked again)",
-                  permissions=["run"])
-    def resume_runs(self, request, queryset):
-        self._each(request, queryset, judge_run_resume, "queued again")
 
 
 @admin.register(JudgeOutput)

@@ -82,23 +82,3 @@ class ReadOnlyAdmin(CampaignScopedAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-
-class JobListAdmin(CampaignScopedAdmin):
-    """Background jobs (exports, judge runs): requested from the campaign, never typed in or
-    edited; while a visible job is queued or running the list refreshes itself (a meta
-    refresh, no script) so progress moves on screen."""
-
-    in_flight_statuses: tuple[str, ...] = ()  # the job model's queued and running statuses
-
-    def changelist_view(self, request, extra_context=None):
-        in_flight = self.get_queryset(request).filter(
-            status__in=self.in_flight_statuses).exists()
-        return super().changelist_view(
-            request, {**(extra_context or {}), "jobs_in_flight": in_flight})
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False

@@ -78,7 +78,7 @@ def schema_preview_view(model_admin, request: HttpRequest) -> HttpResponse:
     """POST (the campaign form itself): its schema, instructions and examples as the worker's
     item page, on the chosen template's first sample item or on placeholder text. Nothing is
     saved; an invalid schema lists its problems by JSON path."""
-    from ..views import render_item_preview  # the worker pages' renderer, recording nothing
+    from ..pages import render_item_preview  # the worker pages' renderer, recording nothing
 
     try:
         raw = _posted_json(request, "schema")

@@ -6,6 +6,8 @@ change permission); they adapt the request and call the cached-statistics or imp
 """
 from __future__ import annotations
 
+import functools
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -14,9 +16,12 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 
+from annotate.http.outage import retry_later
+
+from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ImportJob, Worker
-from ..schema import SchemaInvalid, parse_schema
+from ..schema import Capability, SchemaInvalid, parse_schema
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
 from ..services.statistics import Cached, Kind, statistics_request
@@ -98,7 +103,8 @@ def _error_spans(statistics: dict, campaign: Campaign) -> list[dict]:
         questions = {}
     for entry in statistics.get("error_spans", []):
         question = questions.get(entry["question"])
-        labels = question.span_labels() if question is not None else {}
+        labels = (question.span_labels() if question is not None
+                  and question.supports(Capability.ERROR_SPANS) else {})
         answers = sorted((r["system"], r["answers"]) for r in entry["mqm"])
         tables = {}
         for by in ("severity", "category"):
@@ -151,6 +157,21 @@ def _pending(request: HttpRequest, campaign: Campaign, title: str,
         request, campaign, title, cached=cached, refresh=cached.computing))
 
 
+def queue_down_is_503(view):
+    """A computation that cannot be queued (the broker is down) answers the 503 "try again
+    in a few seconds" page, not a 500: the row already records why."""
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+        try:
+            return view(request, campaign)
+        except ServiceError as exc:
+            if exc.code != "broker_unreachable":
+                raise
+            return retry_later(request)
+    return wrapped
+
+
+@queue_down_is_503
 def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: every table and chart, from the cached figures (the first computation started if
     there are none); POST: recompute them and the side-by-side table shown. ?exclude_flagged=1
@@ -205,12 +226,13 @@ class ReportOptionsForm(forms.Form):
     power = forms.FloatField(required=False, min_value=0.5, max_value=0.99, initial=0.8)
 
 
+@queue_down_is_503
 def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: the evaluation report (design, agreement, results, comparisons, quality, judges,
     warnings, planning) from the cached figures, rendered from its Markdown, which every
     supplied text reaches escaped and which is sanitised on display; bad options show the
     form's errors; POST: recompute."""
-    from ..views.safe_markdown import render_markdown
+    from ..pages import render_markdown
 
     form = ReportOptionsForm(request.GET or None)
     title = f"Evaluation report: {campaign.name}"

@@ -63,7 +63,7 @@ class ExportJobOutput(serializers.ModelSerializer):
         return request.build_absolute_uri(url) if request else url
 
 
-def _job_for(user, slug: str, job_id: int) -> ExportJob:
+def job_for(user, slug: str, job_id: int) -> ExportJob:
     campaign = campaign_for(user, slug)
     job = (ExportJob.objects.filter(campaign=campaign, pk=job_id)
            .select_related("campaign", "requested_by").first())
@@ -102,7 +102,7 @@ class ExportListCreateApi(APIView):
         data = validated(self.ExportCreateInput, request.data)
         job = export_job_create(campaign=campaign, requested_by=request.user,
                                 fmt=data["format"], options=data.get("options") or {})
-        job = _job_for(request.user, slug, job.pk)
+        job = job_for(request.user, slug, job.pk)
         return Response(ExportJobOutput(job, context={"request": request}).data,
                         status=status.HTTP_202_ACCEPTED)
 
@@ -112,7 +112,7 @@ class ExportDetailApi(APIView):
                    responses={200: ExportJobOutput, **openapi.errors()})
     def get(self, request, slug: str, job_id: int):
         """One export job: its status, rows written so far and, once done, the download link."""
-        job = _job_for(request.user, slug, job_id)
+        job = job_for(request.user, slug, job_id)
         return Response(ExportJobOutput(job, context={"request": request}).data)
 
 
@@ -136,7 +136,7 @@ class ExportDownloadApi(APIView):
     )
     def get(self, request, slug: str, job_id: int):
         """The finished export file (409 while the job is still queued or running)."""
-        job = _job_for(request.user, slug, job_id)
+        job = job_for(request.user, slug, job_id)
         if job.status != ExportJob.Status.DONE or not job.file:
             raise Conflict(f"The export is {job.status}, not done; poll the job until it is.",
                            extra={"status": job.status})

@@ -67,8 +67,8 @@ class ImportJobOutput(serializers.ModelSerializer):
     class Meta:
         model = ImportJob
         fields = ["id", "kind", "url", "status", "progress", "filename", "size", "created",
-                  "updated", "control_items", "judges", "errors", "error_total", "created_at",
-                  "finished_at"]
+                  "updated", "control_items", "judges", "error", "errors", "error_total",
+                  "created_at", "started_at", "finished_at"]
         read_only_fields = fields
 
     def get_url(self, job) -> str:
@@ -86,10 +86,15 @@ class ImportJobDetailApi(APIView):
     def get(self, request, slug: str, job_id: int):
         """A background item import: queued, running (with progress), done (with the count)
         or failed (with the row-numbered errors; nothing was imported)."""
-        campaign = campaign_for(request.user, slug)
-        job = get_object_or_404(ImportJob.objects.select_related("campaign"),
-                                campaign=campaign, kind=self.kind, pk=job_id)
-        return Response(ImportJobOutput(job).data)
+        return Response(ImportJobOutput(import_job_for(request.user, slug, job_id,
+                                                       kind=self.kind)).data)
+
+
+def import_job_for(user, slug: str, job_id: int, *, kind: str = ImportJob.Kind.ITEMS
+                   ) -> ImportJob:
+    """One of the campaign's import jobs of this kind (404 otherwise)."""
+    return get_object_or_404(ImportJob.objects.select_related("campaign"),
+                             campaign=campaign_for(user, slug), kind=kind, pk=job_id)
 
 
 @takes_uploads

@@ -8,40 +8,36 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..models import Judge, JudgeRun
-from ..selectors.judges import judge_api_key, judge_base_url
-from ..services.judges import (
-    judge_create,
-    judge_run_cancel,
-    judge_run_resume,
-    judge_run_start,
-)
+from ..selectors.judges import judge_endpoint_problem
+from ..services.judge_runs import judge_run_cancel, judge_run_resume, judge_run_start
+from ..services.judges import judge_create
 from . import openapi
 from .permissions import campaign_for
 from .serializers import StorableJSONField, StrictInput, validated
 
 
 class JudgeInfoOutput(serializers.ModelSerializer):
-    base_url = serializers.CharField(help_text="The judge's own base URL; '' means the "
-                                     "LLM_JUDGE_LOCAL_URL setting.")
-    endpoint = serializers.SerializerMethodField(help_text="The base URL requests go to ('' "
-                                                 "when neither the judge nor the setting names "
-                                                 "one: runs are refused).")
-    api_key_set = serializers.SerializerMethodField(
-        help_text="Whether the variable api_key_env names holds a key (the key is never shown).")
+    provider = serializers.CharField(help_text="The operator's provider the judge uses ('' "
+                                     "for a base URL and key of your own).")
+    base_url = serializers.CharField(help_text="Your own base URL ('' with a provider).")
+    api_key_stored = serializers.SerializerMethodField(
+        help_text="Whether a key of your own is stored (it is never shown).")
+    problem = serializers.SerializerMethodField(
+        help_text="Why the judge cannot run ('' when it can).")
 
     class Meta:
         model = Judge
-        fields = ["name", "base_url", "endpoint", "model", "api_key_env", "api_key_set",
+        fields = ["name", "provider", "base_url", "model", "api_key_stored", "problem",
                   "parameters", "samples", "concurrency", "requests_per_minute", "max_attempts",
                   "response_format", "prompt_template", "price_input_per_million",
                   "price_output_per_million", "created_at"]
         read_only_fields = fields
 
-    def get_endpoint(self, judge: Judge) -> str:
-        return judge_base_url(judge)
+    def get_api_key_stored(self, judge: Judge) -> bool:
+        return bool(judge.api_key_encrypted)
 
-    def get_api_key_set(self, judge: Judge) -> bool:
-        return judge_api_key(judge) is not None
+    def get_problem(self, judge: Judge) -> str:
+        return judge_endpoint_problem(judge)
 
 
 class JudgeRunOutput(serializers.ModelSerializer):
@@ -78,9 +74,14 @@ def _run_for(user, slug: str, name: str, run_id: int) -> JudgeRun:
 class JudgeListCreateApi(APIView):
     class JudgeCreateInput(StrictInput):
         name = serializers.CharField(max_length=200)
-        base_url = serializers.CharField(max_length=500, required=False, allow_blank=True)
+        provider = serializers.CharField(max_length=100, required=False, allow_blank=True,
+                                         help_text="One of the operator's providers.")
+        base_url = serializers.CharField(max_length=500, required=False, allow_blank=True,
+                                         help_text="Your own https base URL (no provider).")
+        api_key = serializers.CharField(
+            max_length=500, required=False, allow_blank=True, write_only=True,
+            help_text="Your own key for your own base URL: stored encrypted, never returned.")
         model = serializers.CharField(max_length=200)
-        api_key_env = serializers.CharField(max_length=100, required=False, allow_blank=True)
         parameters = StorableJSONField(required=False)
         samples = serializers.IntegerField(required=False)
         concurrency = serializers.IntegerField(required=False)
@@ -103,14 +104,15 @@ class JudgeListCreateApi(APIView):
 
     @extend_schema(
         operation_id="judges_create", tags=["judges"], request=JudgeCreateInput,
-        examples=[OpenApiExample("Ollama on this machine", {
-            "name": "llama3.1-8b", "base_url": "http://127.0.0.1:11434/v1",
+        examples=[OpenApiExample("The operator's local provider", {
+            "name": "llama3.1-8b", "provider": "local",
             "model": "llama3.1:8b", "parameters": {"temperature": 0, "max_tokens": 512},
             "samples": 1, "concurrency": 4, "requests_per_minute": 600}, request_only=True)],
         responses={201: JudgeInfoOutput, **openapi.errors(openapi.WRITE)},
     )
     def post(self, request, slug: str):
-        """Create a judge; `api_key_env` names the environment variable holding the key."""
+        """Create a judge: a `provider` of the operator's, or your own `base_url` and
+        `api_key` (stored encrypted and never returned)."""
         campaign = campaign_for(request.user, slug)
         data = validated(self.JudgeCreateInput, request.data)
         judge = judge_create(campaign=campaign, **data)
@@ -172,3 +174,12 @@ class JudgeRunResumeApi(APIView):
         run = judge_run_resume(run=_run_for(request.user, slug, name, run_id))
         run.refresh_from_db()
         return Response(JudgeRunOutput(run).data, status=status.HTTP_202_ACCEPTED)
+
+
+class JudgeRunRetryApi(JudgeRunResumeApi):
+    @extend_schema(operation_id="judge_runs_retry", tags=["judges"], request=None,
+                   responses={202: JudgeRunOutput, **openapi.errors(openapi.WRITE)})
+    def post(self, request, slug: str, name: str, run_id: int):
+        """The same as resume, under the name every other kind of job uses: queue a cancelled
+        or failed run again (409 for one queued, running or done)."""
+        return super().post(request, slug, name, run_id)

@@ -15,11 +15,23 @@ from . import (
     starters,
     stats,
 )
+from .jobs import job_action_api
 from .submissions import SubmissionListApi
 
 app_name = "api"
 
 CAMPAIGN = "campaigns/<slug:slug>/"
+
+
+def _job_actions(prefix: str, name: str, **view) -> list:
+    """The cancel and retry routes of one kind of job, under the job's own URL."""
+    return [path(f"{prefix}{action}/", job_action_api(action, **view).as_view(),
+                 name=f"{name}-{action}") for action in ("cancel", "retry")]
+
+
+def _judgments_import_job(user, slug, job_id):
+    return items.import_job_for(user, slug, job_id, kind="judgments")
+
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
@@ -66,6 +78,17 @@ urlpatterns = [
          judges.JudgeRunCancelApi.as_view(), name="judge-run-cancel"),
     path(f"{CAMPAIGN}judges/<str:name>/runs/<int:run_id>/resume/",
          judges.JudgeRunResumeApi.as_view(), name="judge-run-resume"),
+    path(f"{CAMPAIGN}judges/<str:name>/runs/<int:run_id>/retry/",
+         judges.JudgeRunRetryApi.as_view(), name="judge-run-retry"),
+    *_job_actions(f"{CAMPAIGN}exports/<int:job_id>/", "exports", noun="export",
+                  tag="exports", operation="exports", load=exports.job_for,
+                  output=exports.ExportJobOutput),
+    *_job_actions(f"{CAMPAIGN}items/imports/<int:job_id>/", "items-import-job", noun="import",
+                  tag="items", operation="items_import_job", load=items.import_job_for,
+                  output=items.ImportJobOutput, running=False),
+    *_job_actions(f"{CAMPAIGN}judgments/imports/<int:job_id>/", "judgments-import-job",
+                  noun="judgments import", tag="judgments", operation="judgments_import_job",
+                  load=_judgments_import_job, output=items.ImportJobOutput, running=False),
     # Last: any other /api/ path is a JSON 404, not Django's HTML page.
     re_path(r"^.*$", errors.not_found),
 ]

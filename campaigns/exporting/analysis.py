@@ -1,7 +1,8 @@
 """The "analysis" export: every table of the statistics page, as one CSV or one JSON document.
 
 analysis-json: campaign_statistics() as it is (the API's stats body), plus `report`, the
-evaluation report (selectors.analysis.evaluation_report) built from those same figures.
+evaluation report built from those same figures. The service that runs the export job reads
+both (services/exports.py, write_analysis); this module only writes them.
 analysis-md: that report as Markdown.
 analysis-csv: one CSV whose first column `table` names the table each row belongs to
 (agreement, system_scores, ranking, pairwise, quality, judges, confusion, progress, changes_*,
@@ -17,7 +18,6 @@ import json
 from typing import TextIO
 
 from ..models import ExportJob
-from ..selectors.analysis import campaign_statistics, evaluation_report
 from .cells import csv_cell
 
 SCALARS = ("campaign", "exclude_flagged", "figures_from")
@@ -28,17 +28,14 @@ PER_QUESTION = ("pairwise_preference", "best_worst", "error_spans")
 RENAMED = {("pairwise_preference", "ties"): "tie_model"}
 
 
-def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
-    """Write the job's campaign statistics to a text stream in the job's analysis format."""
-    statistics = campaign_statistics(
-        campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
-    if job.format in (ExportJob.Format.ANALYSIS_JSON, ExportJob.Format.ANALYSIS_MD):
-        built = evaluation_report(campaign=job.campaign, statistics=statistics)
-        if job.format == ExportJob.Format.ANALYSIS_MD:
-            stream.write(built.pop("markdown"))
-            return
-        built.pop("markdown")
-        json.dump({**statistics, "report": built}, stream, ensure_ascii=False, indent=1)
+def write_statistics(statistics: dict, report: dict, *, fmt: str, stream: TextIO) -> None:
+    """Write a campaign's statistics and evaluation report to a text stream in an analysis
+    format (ExportJob.Format)."""
+    if fmt == ExportJob.Format.ANALYSIS_MD:
+        stream.write(report["markdown"])
+    elif fmt == ExportJob.Format.ANALYSIS_JSON:
+        report = {key: value for key, value in report.items() if key != "markdown"}
+        json.dump({**statistics, "report": report}, stream, ensure_ascii=False, indent=1)
         stream.write("\n")
     else:
         write_tables_csv(statistics, stream)

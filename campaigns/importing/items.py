@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..images import image_problem
 from ..schema import AnswerInvalid, TaskSchema, validate_answers
+from ..schema.images import image_problem
 from ..schema.kinds.lines import split_segments
 from ..schema.outputs import OUTPUTS, check_outputs, outputs_from_columns
 from .records import FORMATS, Collector, ImportRejected, RowError, decode, json_cell, read_records

@@ -1,17 +1,26 @@
 """An OpenAI-compatible chat-completions client: retries with backoff, a requests-per-minute
-limiter shared by a run's threads, and errors that tell an endpoint problem from an output's."""
+limiter shared by a run's threads, and errors that tell an endpoint problem from an output's.
+
+Every request goes through annotate.http.egress (checked addresses, no redirects, one
+deadline, a size cap); errors name the status, never the body the endpoint sent."""
 from __future__ import annotations
 
 import email.utils
+import json
 import random
 import threading
 import time
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
 
-import requests
+from django.conf import settings
+
+from annotate.http import egress
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+# The usage counts kept (whole numbers only): the rest of an endpoint's report is not stored.
+USAGE_KEYS = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
 
 
 class EndpointDown(Exception):
@@ -55,38 +64,47 @@ class RateLimiter:
             (stop.wait if stop else time.sleep)(delay)
 
 
-def retry_after(response: requests.Response | None) -> float | None:
+def retry_after(headers: dict[str, str] | None) -> float | None:
     """Seconds from a Retry-After header (delta seconds or an HTTP date)."""
-    value = response.headers.get("Retry-After") if response is not None else None
+    value = (headers or {}).get("retry-after")
     if not value:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
+def status_reason(status: int) -> str:
+    """"HTTP 401 Unauthorized": the status and its standard phrase, never the endpoint's
+    body (which could be anything the URL's server holds)."""
+    try:
+        return f"HTTP {status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"HTTP {status}"
+
+
 class ChatClient:
-    """One run's connection to an endpoint; thread-safe (one requests.Session per thread)."""
+    """One run's connection to an endpoint; thread-safe (each request is its own connection)."""
 
     def __init__(self, *, base_url: str, api_key: str | None, timeout: float, retries: int,
-                 max_backoff: float, limiter: RateLimiter, stop: threading.Event | None = None):
+                 max_backoff: float, limiter: RateLimiter, stop: threading.Event | None = None,
+                 max_bytes: int | None = None):
         self.url = base_url.rstrip("/") + "/chat/completions"
-        self.headers = {"Content-Type": "application/json"}
+        self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self.api_key = api_key
         if api_key:
             self.headers["Authorization"] = f"Bearer {api_key}"
         self.timeout, self.retries, self.max_backoff = timeout, retries, max_backoff
+        self.max_bytes = max_bytes or settings.LLM_JUDGE_MAX_RESPONSE_BYTES
         self.limiter, self.stop = limiter, stop
-        self.local = threading.local()
 
-    def _session(self) -> requests.Session:
-        if not hasattr(self.local, "session"):
-            self.local.session = requests.Session()
-        return self.local.session
-
-    def _backoff(self, attempt: int, response: requests.Response | None) -> float:
-        hinted = retry_after(response)
+    def _backoff(self, attempt: int, answer: egress.Answer | None) -> float:
+        hinted = retry_after(answer.headers if answer is not None else None)
         if hinted is not None:
             return min(hinted, self.max_backoff)
         return min(self.max_backoff, 0.5 * 2 ** attempt) * (0.5 + random.random() / 2)
@@ -95,48 +113,73 @@ class ChatClient:
         """POST one chat completion; retry 429/5xx/timeouts/connection errors with backoff.
 
         Raises FormatUnsupported on a 400 naming response_format, EndpointDown when the
-        retries run out or the endpoint refuses (401, 403, 404, other 4xx), Stopped when the
-        run stops while this request waits for its turn or its backoff."""
+        retries run out or the endpoint refuses (401, 403, 404, a redirect, other 4xx) or
+        the egress policy refuses its address, Stopped when the run stops while this request
+        waits for its turn or its backoff."""
         started, sent, last = time.monotonic(), 0, ""
+        body = json.dumps(payload).encode()
         for attempt in range(self.retries + 1):
             self.limiter.wait(self.stop)
             if self.stop is not None and self.stop.is_set():
                 raise Stopped()
             sent += 1
-            response = None
+            answer = None
             try:
-                response = self._session().post(self.url, json=payload, headers=self.headers,
-                                                timeout=self.timeout)
-            except requests.Timeout:
-                last = f"no answer within {self.timeout:g}s"
-            except requests.ConnectionError as exc:
-                last = f"cannot connect ({type(exc).__name__})"
+                answer = egress.post(self.url, body=body, headers=self.headers,
+                                     deadline_seconds=self.timeout, max_bytes=self.max_bytes)
+            except egress.EgressRefused as exc:
+                raise EndpointDown(f"the endpoint is refused: {exc}") from None
+            except egress.AnswerTooLarge as exc:
+                # An answer, if an unusable one: one failed output, not an endpoint down.
+                return Completion(None, None, "too_large", {}, time.monotonic() - started, sent,
+                                  {"reason": str(exc)})
+            except egress.EgressFailed as exc:
+                last = str(exc)
             else:
-                if response.status_code == 200:
-                    return self._completion(response, started, sent)
-                last = f"HTTP {response.status_code}: {response.text[:200]}"
-                if response.status_code not in RETRY_STATUSES:
-                    if (response.status_code == 400 and "response_format" in payload
-                            and "format" in response.text.lower()):
+                if answer.status == 200:
+                    return self._completion(answer, started, sent)
+                last = status_reason(answer.status)
+                if 300 <= answer.status < 400:
+                    raise EndpointDown(f"the endpoint answered {last}; redirects are not "
+                                       "followed")
+                if answer.status not in RETRY_STATUSES:
+                    text = answer.body[:2000].decode("utf-8", "replace").lower()
+                    if answer.status == 400 and "response_format" in payload and "format" in text:
                         raise FormatUnsupported(last)
-                    raise EndpointDown(f"{self.url} refused the request ({last})")
+                    raise EndpointDown(f"the endpoint refused the request ({last})")
             if attempt < self.retries:
-                pause = self._backoff(attempt, response)
+                pause = self._backoff(attempt, answer)
                 if self.stop is None:
                     time.sleep(pause)
                 elif self.stop.wait(pause):
                     raise Stopped()
-        raise EndpointDown(f"{self.url} failed {sent} times; last: {last}")
+        raise EndpointDown(f"the endpoint failed {sent} times; last: {last}")
 
-    def _completion(self, response: requests.Response, started: float, sent: int) -> Completion:
+    def _completion(self, answer: egress.Answer, started: float, sent: int) -> Completion:
         try:
-            body: Any = response.json()
+            body: Any = json.loads(answer.body)
             choice = body["choices"][0]
             message = choice.get("message") or {}
-        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            content, refusal = message.get("content"), message.get("refusal")
+            if not isinstance(content, str | None) or not isinstance(refusal, str | None):
+                raise TypeError
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError):
+            # Nothing of the body is kept: it is whatever the URL's server holds.
             return Completion(None, None, "unreadable", {}, time.monotonic() - started, sent,
-                              {"text": response.text[:2000]})
+                              {"bytes": len(answer.body)})
+        usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
         return Completion(
-            content=message.get("content"), refusal=message.get("refusal"),
-            finish_reason=choice.get("finish_reason"), usage=body.get("usage") or {},
+            content=self._redacted(content), refusal=self._redacted(refusal),
+            finish_reason=_text_or_none(choice.get("finish_reason")),
+            usage={k: v for k, v in usage.items() if k in USAGE_KEYS and isinstance(v, int)},
             seconds=time.monotonic() - started, requests=sent, raw=body)
+
+    def _redacted(self, text: str | None) -> str | None:
+        """The text without the key sent (an endpoint that echoes it never gets it stored)."""
+        if text and self.api_key and self.api_key in text:
+            return text.replace(self.api_key, "[the API key]")
+        return text
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -5,11 +5,12 @@ Models hold data and invariants (constraints, indexes); business rules live in
 campaigns/services and campaigns/selectors, the worker's hot path in campaigns/work.
 """
 from .campaigns import Campaign, Item, Worker, new_token
-from .jobs import ExportJob, ImportJob, StatisticsResult
+from .jobs import BackgroundJob, ExportJob, ImportJob, JobStatus, StatisticsResult
 from .judges import Judge, JudgeOutput, JudgeRun
 from .records import AnswerMigration, DeletionRecord
 from .work import Annotation, Assignment, AssignmentItem, ItemTally
 
-__all__ = ["AnswerMigration", "Annotation", "Assignment", "AssignmentItem", "Campaign",
+__all__ = ["AnswerMigration", "Annotation", "Assignment", "AssignmentItem", "BackgroundJob",
+           "Campaign",
            "DeletionRecord", "ExportJob", "ImportJob", "Item", "ItemTally", "Judge",
-           "JudgeOutput", "JudgeRun", "StatisticsResult", "Worker", "new_token"]
+           "JobStatus", "JudgeOutput", "JudgeRun", "StatisticsResult", "Worker", "new_token"]

@@ -1,4 +1,6 @@
-"""Background jobs: exports, imports and cached statistics (judge runs are in judges.py)."""
+"""Background jobs: the fields every kind shares, and the exports, imports and cached statistics
+(judge runs are in judges.py). campaigns/jobs/lifecycle.py is the one writer of the shared
+fields; each kind keeps only its own."""
 from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
@@ -6,7 +8,36 @@ from django.db import models
 from .campaigns import Campaign
 
 
-class ExportJob(models.Model):
+class JobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class BackgroundJob(models.Model):
+    """A job run by a Celery worker; its state lives on its row, not in a result backend."""
+
+    Status = JobStatus
+
+    status = models.CharField(max_length=10, choices=JobStatus.choices, default=JobStatus.QUEUED)
+    attempts = models.PositiveIntegerField(
+        default=0, help_text="Times a worker claimed the job; each claim's number is its run's.")
+    queued_attempts = models.PositiveIntegerField(
+        default=0, help_text="`attempts` when the job was last queued (a retry starts afresh).")
+    error = models.TextField(blank=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Touched as the run makes progress; a running job whose heartbeat stops is swept.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class ExportJob(BackgroundJob):
     """A requested export; its state lives here, not in Celery's result backend."""
 
     class Format(models.TextChoices):
@@ -18,29 +49,16 @@ class ExportJob(models.Model):
         ANALYSIS_JSON = "analysis-json", "Analysis tables (JSON)"
         ANALYSIS_MD = "analysis-md", "Evaluation report (Markdown)"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="export_jobs")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="export_jobs"
     )
     format = models.CharField(max_length=20, choices=Format.choices, default=Format.CSV)
     options = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     rows_written = models.PositiveBigIntegerField(default=0)
     rows_total = models.PositiveBigIntegerField(null=True, blank=True)
     file = models.CharField(max_length=500, blank=True, help_text="Path in the export storage.")
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # Touched with every chunk written; a running job whose heartbeat stops is re-queued or failed.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -50,15 +68,9 @@ class ExportJob(models.Model):
         return f"export {self.pk} {self.format} ({self.status})"
 
 
-class ImportJob(models.Model):
+class ImportJob(BackgroundJob):
     """An item upload too big for a web request, imported by a Celery job (all or nothing);
     its state lives here, its progress while running in the cache."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
     class Kind(models.TextChoices):
         ITEMS = "items", "Items"
@@ -75,7 +87,6 @@ class ImportJob(models.Model):
     format = models.CharField(max_length=10, blank=True)
     file = models.CharField(max_length=500, blank=True, help_text="Path in the import storage.")
     size = models.PositiveBigIntegerField(default=0)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     created = models.PositiveIntegerField(default=0)
     updated = models.PositiveIntegerField(default=0)
     control_items = models.PositiveIntegerField(default=0)
@@ -83,7 +94,6 @@ class ImportJob(models.Model):
     errors = models.JSONField(default=list, blank=True)
     error_total = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -92,7 +102,7 @@ class ImportJob(models.Model):
         return f"import {self.pk} {self.filename} ({self.status})"
 
 
-class StatisticsResult(models.Model):
+class StatisticsResult(BackgroundJob):
     """A campaign's statistics (or report, or side-by-side table) for one set of options,
     computed by a Celery job and kept with the time of the data it was computed from; the
     status is that of the latest computation asked for, the result that of the last success."""
@@ -102,27 +112,14 @@ class StatisticsResult(models.Model):
         REPORT = "report", "Evaluation report"
         SIDE_BY_SIDE = "side_by_side", "Judge-vs-human side by side"
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
                                  related_name="statistics_results")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     options = models.JSONField(default=dict)
     options_key = models.CharField(max_length=64, help_text="sha256 of the canonical options.")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     result = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
     computed_at = models.DateTimeField(null=True, blank=True,
                                        help_text="When the data of `result` was read.")
-    attempts = models.PositiveIntegerField(default=0)
-    queued_attempts = models.PositiveIntegerField(
-        default=0, help_text="`attempts` when the latest computation was queued.")
-    requested_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
 
     class Meta:
         constraints = [

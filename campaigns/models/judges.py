@@ -4,14 +4,17 @@ from django.db import models
 from django.db.models import Q
 
 from .campaigns import Campaign, Item
+from .jobs import BackgroundJob
 from .work import Annotation
 
 
 class Judge(models.Model):
     """An LLM judge of one campaign: an OpenAI-compatible endpoint, a model and its settings.
 
-    The API key is never stored: `api_key_env` names the environment variable (or setting)
-    that holds it, read when a request is sent. Its answers are stored as annotations of the
+    The endpoint is one of the operator's providers (settings.LLM_PROVIDERS), named by
+    `provider`: its URL and key are the operator's and never stored here. Or it is the
+    researcher's own `base_url` on a host the operator allows, with the researcher's own key
+    stored encrypted (never shown again). Its answers are stored as annotations of the
     Worker of platform "llm" whose platform id is the judge's name.
     """
 
@@ -22,15 +25,18 @@ class Judge(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
     name = models.CharField(max_length=200, help_text="Shown as the judge in statistics.")
+    provider = models.CharField(
+        max_length=100, blank=True,
+        help_text="One of the operator's LLM providers (their URL and key stay the operator's)."
+        " Empty: your own base URL and key.")
     base_url = models.URLField(
         max_length=500, blank=True,
-        help_text="OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (Ollama). Empty: "
-        "the LLM_JUDGE_LOCAL_URL setting (unset by default, so nothing is called).")
+        help_text="Your own OpenAI-compatible https base URL, on a host this instance allows "
+        "for your own key. Empty when the judge uses a provider.")
     model = models.CharField(max_length=200)
-    api_key_env = models.CharField(
-        max_length=100, blank=True,
-        help_text="Name of the environment variable holding the API key (ending in _API_KEY); "
-        "the key itself is never stored. Empty: no key (local servers).")
+    api_key_encrypted = models.TextField(
+        blank=True, editable=False,
+        help_text="The researcher's own key, encrypted with JUDGE_KEY_SECRET; never shown.")
     parameters = models.JSONField(default=dict, blank=True,
                                   help_text='{"temperature": 0, "max_tokens": 512, "seed": 1}')
     samples = models.PositiveIntegerField(default=1, help_text="Answers per item.")
@@ -69,22 +75,14 @@ class Judge(models.Model):
         return f"{self.name} ({self.model})"
 
 
-class JudgeRun(models.Model):
+class JudgeRun(BackgroundJob):
     """One run of a judge over a scope of items; its state lives here (a Celery job runs it)."""
-
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     scope = models.JSONField(default=dict, help_text='{"scope": "all"}, {"system": ...} or '
                              '{"sample": n}')
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     total = models.PositiveIntegerField(default=0, help_text="Items x samples in scope.")
     done = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
@@ -92,12 +90,7 @@ class JudgeRun(models.Model):
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     estimate = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -2,44 +2,92 @@
 from __future__ import annotations
 
 import json
-import os
 import random
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet, Sum
 
 from ..judging.prompts import (
     answers_json_schema,
+    check_judgeable,
     compile_template,
     default_template,
     prompt_context,
     prompt_hash,
     render_prompt,
 )
-from ..models import Item, Judge, JudgeOutput
+from ..judging.providers import Provider, decrypt_key, own_url_problem, provider_key, providers
+from ..models import Item, Judge, JudgeOutput, JudgeRun
 from ..schema import TaskSchema, parse_schema
 
-API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]{0,90}_API_KEY$")
 CHARS_PER_TOKEN = 4  # a rough rule for English text; the endpoint's usage has the real counts
 
 
-def judge_base_url(judge: Judge) -> str:
-    """The judge's endpoint: its own, else the LLM_JUDGE_LOCAL_URL setting ("" when neither)."""
-    return judge.base_url or getattr(settings, "LLM_JUDGE_LOCAL_URL", "")
+class JudgeUnusable(ValueError):
+    """The judge cannot send requests; the message says what to change (never a key)."""
 
 
-def judge_api_key(judge: Judge) -> str | None:
-    """The key from the environment variable (or setting) the judge names; never stored.
+@dataclass(frozen=True)
+class JudgeEndpoint:
+    base_url: str
+    api_key: str | None = field(repr=False)
+    provider: Provider | None
 
-    Only names ending in _API_KEY are read, so a judge cannot send SECRET_KEY or database
-    credentials to the endpoint it names."""
-    name = judge.api_key_env
-    if not name or not API_KEY_ENV.match(name):
-        return None
-    return os.environ.get(name) or getattr(settings, name, None) or None
+
+def judge_endpoint(judge: Judge) -> JudgeEndpoint:
+    """Where the judge's requests go and with which key: its provider's URL and the operator's
+    key, or its own allowed URL and its own key. JudgeUnusable says why neither works."""
+    if judge.provider:
+        provider = providers().get(judge.provider)
+        if provider is None:
+            raise JudgeUnusable(f"The provider {judge.provider!r} is not offered by this "
+                                "instance any more; choose another.")
+        if not provider.base_url:
+            raise JudgeUnusable(f"The provider {provider.name!r} has no base URL: the operator "
+                                "sets it in LLM_PROVIDERS (the local one: LLM_JUDGE_LOCAL_URL, "
+                                "e.g. http://127.0.0.1:11434/v1 for Ollama).")
+        return JudgeEndpoint(provider.base_url, provider_key(provider), provider)
+    if not judge.base_url:
+        raise JudgeUnusable("The judge has no endpoint: choose one of the operator's "
+                            "providers, or give a base URL and a key of your own.")
+    problem = own_url_problem(judge.base_url)
+    if problem:
+        raise JudgeUnusable(f"The judge's base URL cannot be used: {problem}.")
+    if not judge.api_key_encrypted:
+        raise JudgeUnusable("A judge with a base URL of its own needs a key of your own (the "
+                            "operator's keys only go to the operator's providers).")
+    key = decrypt_key(judge.api_key_encrypted)
+    if key is None:
+        raise JudgeUnusable("The judge's stored key cannot be read (the instance's encryption "
+                            "secret changed); enter the key again.")
+    return JudgeEndpoint(judge.base_url, key, None)
+
+
+def judge_endpoint_problem(judge: Judge) -> str:
+    """Why the judge cannot run ("" when it can)."""
+    try:
+        judge_endpoint(judge)
+    except JudgeUnusable as exc:
+        return str(exc)
+    return ""
+
+
+def judge_budget_problem(judge: Judge, estimate: dict) -> str:
+    """Why a run of this size would exceed the provider's token budget for the campaign's
+    owner ("" when it would not, or the provider has no budget)."""
+    provider = providers().get(judge.provider) if judge.provider else None
+    if provider is None or provider.budget_tokens is None:
+        return ""
+    used = JudgeRun.objects.filter(
+        judge__provider=provider.name, judge__campaign__owner_id=judge.campaign.owner_id,
+    ).aggregate(n=Sum(F("prompt_tokens") + F("completion_tokens")))["n"] or 0
+    wanted = estimate.get("prompt_tokens", 0) + estimate.get("completion_tokens", 0)
+    if used + wanted > provider.budget_tokens:
+        return (f"This run needs about {wanted:,} tokens and you have used {used:,} of the "
+                f"{provider.budget_tokens:,} the provider {provider.name!r} allows each "
+                "researcher.")
+    return ""
 
 
 def judge_template_text(judge: Judge, schema: TaskSchema | None = None) -> str:
@@ -96,6 +144,7 @@ def judge_run_estimate(judge: Judge, scope: dict) -> dict:
     """Requests and tokens a run would need (outputs already stored cost nothing), and the
     cost when the judge has prices. Prompt tokens are counted as characters / 4."""
     schema = parse_schema(judge.campaign.schema)
+    check_judgeable(schema)  # refused even before the campaign has items
     template = compile_template(judge_template_text(judge, schema))
     stored = set(JudgeOutput.objects.filter(judge=judge, failed=False)
                  .values_list("item_id", "prompt_hash", "sample"))

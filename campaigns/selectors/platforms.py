@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..models import Assignment, Campaign, Item
-from ..services.completion import FAILED_CHECKS_TO_FLAG, PROLIFIC_COMPLETE_URL
+from ..work.completion import FAILED_CHECKS_TO_FLAG, PROLIFIC_COMPLETE_URL
 
 __all__ = ["PROLIFIC_URL_PARAMETERS", "Places", "PlatformSetup", "campaign_places_to_open",
            "campaign_platform_setup", "platform_warnings"]

@@ -1,8 +1,9 @@
-"""Export jobs: create and enqueue, run (stream to a file in export storage), fail, sweep stale.
+"""Export jobs: create and enqueue, and the work of a run (stream to a file in export storage).
 
-The job's state lives on its ExportJob row. A run claims the row by bumping `attempts`; every
-later write of that run (progress, done) is conditional on that attempt number, so when a
-re-delivered or re-queued message starts a newer attempt, the older run stops at its next chunk.
+The job's lifecycle (claim, heartbeat, attempts, stale sweep, cancel, retry) is
+campaigns/jobs/lifecycle.py's; a run's progress doubles as its heartbeat, so when a
+re-delivered message starts a newer attempt, or the job is cancelled, the older run stops at
+its next chunk.
 """
 from __future__ import annotations
 
@@ -18,16 +19,24 @@ from typing import IO, Any, TextIO
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import storages
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import Q
+from django.db import DatabaseError, connection
 from django.utils import timezone
-from kombu.exceptions import KombuError
 
 from ..errors import ServiceError
 from ..exporting import FORMATS, annotation_chunks, export_scope, line_counts, plan_columns
 from ..exporting.readahead import read_ahead, read_ahead_possible
 from ..exporting.source import CHUNK_SIZE, ExportScope
 from ..exporting.sql import sql_path_enabled, write_csv
+from ..jobs.kinds import EXPORT
+from ..jobs.lifecycle import (
+    JobFailed,
+    Stopped,
+    job_enqueue,
+    job_enqueue_on_commit,
+    job_heartbeat,
+    job_run,
+    jobs_sweep_stale,
+)
 from ..models import Campaign, ExportJob, Worker
 from ..schema import SchemaInvalid, parse_schema
 from ..selectors.campaigns import campaign_visible_to
@@ -35,26 +44,12 @@ from .spools import spool_open, spools_clean
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
 OPTIONS = ("gzip", "raw_worker_ids", "exclude_flagged", "worker_platform")
 # Whose rows an annotation export holds: people (the default), LLM judges, or both. LLM
 # judges' answers come only on request, never mixed into a plain export of human work.
 WORKER_PLATFORMS = ("human", "llm", "all")
 ANALYSIS_FORMATS = {ExportJob.Format.ANALYSIS_CSV: "csv", ExportJob.Format.ANALYSIS_JSON: "json",
                     ExportJob.Format.ANALYSIS_MD: "md"}
-# Publishing gives up quickly when the broker is down: the researcher is waiting on the page.
-ENQUEUE_RETRY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
-# Errors worth another attempt (the task retries them); anything else fails the job.
-TRANSIENT_ERRORS = (OperationalError, InterfaceError)
-
-
-class Superseded(Exception):
-    """A newer attempt took the job over; this run stops without touching the row."""
-
-
-def stale_after() -> timedelta:
-    """A running job whose heartbeat is older than this is considered lost."""
-    return timedelta(seconds=getattr(settings, "EXPORT_STALE_SECONDS", 600))
 
 
 def chunk_size() -> int:
@@ -91,7 +86,7 @@ def export_job_create(
         campaign=campaign, requested_by=requested_by, format=fmt, options=options
     )
     if enqueue:
-        transaction.on_commit(lambda: export_job_enqueue(job=job))
+        job_enqueue_on_commit(EXPORT, job)
     return job
 
 
@@ -118,25 +113,7 @@ def _clean_options(options: dict[str, Any] | None) -> dict[str, bool]:
 
 def export_job_enqueue(*, job: ExportJob) -> None:
     """Send the job to the task queue; a broker that is down fails the job and raises 503."""
-    try:
-        _dispatch_run(job_id=job.pk)
-    except (KombuError, OSError) as exc:
-        reason = f"the task queue is unreachable: {exc}"
-        export_job_fail(job_id=job.pk, message=reason)
-        job.refresh_from_db()
-        raise ServiceError(
-            f"The export could not be started: {reason}. Try again later.",
-            code="broker_unreachable",
-            status=503,
-        ) from None
-
-
-def _dispatch_run(*, job_id: int) -> None:
-    """Publish the run task (eagerly run in-process when no broker is configured)."""
-    # Imported here: campaigns.tasks imports this module to call its services.
-    from ..tasks import task_export_run
-
-    task_export_run.apply_async(kwargs={"job_id": job_id}, retry=True, retry_policy=ENQUEUE_RETRY)
+    job_enqueue(EXPORT, job)
 
 
 # --- running ------------------------------------------------------------------------------------
@@ -148,51 +125,10 @@ def export_job_run(*, job_id: int) -> None:
     Transient database errors propagate (the Celery task retries them); any other error fails
     the job with a message.
     """
-    job = _claim(job_id)
-    if job is None:
-        return
-    try:
-        _run(job)
-    except Superseded:
-        logger.info("export %s attempt %s was superseded by a newer attempt", job.pk, job.attempts)
-    except ServiceError as exc:
-        export_job_fail(job_id=job.pk, message=exc.message, attempt=job.attempts)
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception as exc:
-        logger.exception("export %s failed", job.pk)
-        export_job_fail(
-            job_id=job.pk,
-            message=f"unexpected error ({type(exc).__name__}): {exc}",
-            attempt=job.attempts,
-        )
+    job_run(EXPORT, job_id, _run, discard=_discard)
 
 
-def _claim(job_id: int) -> ExportJob | None:
-    # The row lock makes two deliveries of the same job take turns: each gets its own attempt
-    # number, and only the latest may record progress or the result.
-    with transaction.atomic():
-        job = ExportJob.objects.select_for_update().filter(pk=job_id).first()
-        if job is None or job.status in (ExportJob.Status.DONE, ExportJob.Status.FAILED):
-            return None
-        if job.attempts >= MAX_ATTEMPTS:
-            _fail_row(
-                job,
-                f"gave up after {job.attempts} attempts: the export's worker stopped each time "
-                "(killed, restarted or out of memory)",
-            )
-            return None
-        now = timezone.now()
-        job.attempts += 1
-        job.status = ExportJob.Status.RUNNING
-        job.started_at = job.heartbeat_at = now
-        job.rows_written, job.rows_total, job.error, job.finished_at = 0, None, "", None
-        job.save(update_fields=["attempts", "status", "started_at", "heartbeat_at",
-                                "rows_written", "rows_total", "error", "finished_at"])
-    return job
-
-
-def _run(job: ExportJob) -> None:
+def _run(job: ExportJob) -> dict[str, Any]:
     campaign = job.campaign
     compress = bool(job.options.get("gzip"))
     started = time.perf_counter()
@@ -205,9 +141,14 @@ def _run(job: ExportJob) -> None:
         _progress(job)  # still ours? then store
         wrote = time.perf_counter()
         name = _store(raw, _file_name(job, campaign, extension, compress))
-    _finish(job, name, written)
     logger.info("export %s: %s rows written in %.1fs, stored as %s in %.1fs", job.pk, written,
                 wrote - started, name, time.perf_counter() - wrote)
+    return {"file": name, **({"rows_written": written} if written is not None else {})}
+
+
+def _discard(job: ExportJob, fields: dict[str, Any]) -> None:
+    # Taken over (or cancelled) while the file was stored: this file is nobody's.
+    storages["exports"].delete(fields["file"])
 
 
 def _other_platform_workers(campaign: Campaign, worker_platform: str) -> set[int]:
@@ -228,7 +169,7 @@ def _write_annotations(job: ExportJob, stream: TextIO) -> int:
     try:
         schema = parse_schema(campaign.schema)
     except SchemaInvalid as exc:
-        raise ServiceError(f"The campaign's task schema is invalid: {exc}") from None
+        raise JobFailed(f"The campaign's task schema is invalid: {exc}") from None
     excluded = set(_flagged_workers(campaign) if job.options.get("exclude_flagged") else ())
     excluded |= _other_platform_workers(campaign, job.options.get("worker_platform", "human"))
     scope = export_scope(campaign_id=campaign.pk, excluded_workers=excluded)
@@ -269,10 +210,21 @@ def _chunks(scope: ExportScope) -> Iterator[list[tuple]]:
 
 
 def _write_analysis(job: ExportJob, stream: TextIO) -> int | None:
-    from ..exporting.analysis import write_analysis
-
     write_analysis(job=job, stream=stream)
     return None
+
+
+def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
+    """Write the job's campaign statistics (and, for JSON and Markdown, the evaluation report
+    built from them) to a text stream in the job's analysis format."""
+    from ..exporting.analysis import write_statistics
+    from ..selectors.analysis import campaign_statistics, evaluation_report
+
+    statistics = campaign_statistics(
+        campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
+    report = ({} if job.format == ExportJob.Format.ANALYSIS_CSV
+              else evaluation_report(campaign=job.campaign, statistics=statistics))
+    write_statistics(statistics, report, fmt=job.format, stream=stream)
 
 
 def _flagged_workers(campaign: Campaign) -> set[int]:
@@ -342,74 +294,16 @@ def _store(raw: IO[bytes], name: str) -> str:
 
 def _progress(job: ExportJob, **fields: Any) -> None:
     """Record progress and the heartbeat, if this run still owns the job (one cheap UPDATE)."""
-    updated = ExportJob.objects.filter(
-        pk=job.pk, attempts=job.attempts, status=ExportJob.Status.RUNNING
-    ).update(heartbeat_at=timezone.now(), **fields)
-    if not updated:
-        raise Superseded
+    if not job_heartbeat(EXPORT, job, **fields):
+        raise Stopped
 
 
-def _finish(job: ExportJob, name: str, written: int | None) -> None:
-    fields: dict[str, Any] = {"rows_written": written} if written is not None else {}
-    now = timezone.now()
-    updated = ExportJob.objects.filter(
-        pk=job.pk, attempts=job.attempts, status=ExportJob.Status.RUNNING
-    ).update(status=ExportJob.Status.DONE, file=name, finished_at=now, heartbeat_at=now, **fields)
-    if not updated:  # taken over while we stored the file: this file is nobody's
-        storages["exports"].delete(name)
-        raise Superseded
-
-
-# --- failing and sweeping -----------------------------------------------------------------------
-
-
-def export_job_fail(*, job_id: int, message: str, attempt: int | None = None) -> bool:
-    """Mark a job failed with a message (unless it is done, or `attempt` is no longer current)."""
-    jobs = ExportJob.objects.filter(pk=job_id).exclude(status=ExportJob.Status.DONE)
-    if attempt is not None:
-        jobs = jobs.filter(attempts=attempt)
-    now = timezone.now()
-    return bool(
-        jobs.update(status=ExportJob.Status.FAILED, error=message, finished_at=now,
-                    heartbeat_at=now)
-    )
-
-
-def _fail_row(job: ExportJob, message: str) -> None:
-    job.status, job.error = ExportJob.Status.FAILED, message
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "finished_at"])
+# --- sweeping -----------------------------------------------------------------------------------
 
 
 def export_jobs_sweep_stale(*, older_than: timedelta | None = None) -> int:
-    """Re-queue (or, after MAX_ATTEMPTS, fail) running jobs whose heartbeat stopped.
-
-    A worker killed mid-run leaves its job "running"; this makes sure it ends done or failed.
-    Returns how many jobs it touched.
-    """
-    spools_clean()  # what killed attempts left on this host
-    cutoff = timezone.now() - (older_than if older_than is not None else stale_after())
-    stale = ExportJob.objects.filter(status=ExportJob.Status.RUNNING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    )
-    touched = 0
-    for job in stale.only("pk", "attempts", "heartbeat_at"):
-        if job.attempts >= MAX_ATTEMPTS:
-            touched += export_job_fail(
-                job_id=job.pk,
-                attempt=job.attempts,
-                message=f"gave up after {job.attempts} attempts: the export's worker stopped "
-                "responding each time",
-            )
-            continue
-        # Conditional on the heartbeat we saw: a run that is alive after all keeps its job.
-        requeued = ExportJob.objects.filter(
-            pk=job.pk, status=ExportJob.Status.RUNNING, heartbeat_at=job.heartbeat_at
-        ).update(status=ExportJob.Status.QUEUED, heartbeat_at=timezone.now())
-        if requeued:
-            touched += 1
-            try:
-                export_job_enqueue(job=job)
-            except ServiceError:
-                pass  # the job is now failed with the reason
-    return touched
+    """Re-queue (or, with their attempts used up, fail) running exports whose heartbeat stopped,
+    after deleting what killed attempts left in this host's spool. Returns how many jobs it
+    touched."""
+    spools_clean()
+    return jobs_sweep_stale((EXPORT,), older_than=older_than)

@@ -1,4 +1,4 @@
-"""Upload item images: files an item's `image` display field can name (campaigns/images.py)."""
+"""Upload item images: files an item's `image` display field can name (schema/images.py)."""
 from __future__ import annotations
 
 from pathlib import PurePosixPath
@@ -7,8 +7,8 @@ from django.core.files.storage import storages
 from django.utils.text import get_valid_filename
 
 from ..errors import ServiceError
-from ..images import EXTENSIONS, STORAGE
 from ..models import Campaign
+from ..schema.images import EXTENSIONS, STORAGE
 
 MAX_IMAGE_BYTES = 10 * 1024 * 1024
 # What each extension's file starts with: a page or script renamed to .png is refused.

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
+
+from annotate.http import egress
 
 from ..errors import ServiceError
 from ..models import Campaign
@@ -25,7 +25,8 @@ from ..selectors.approvals import campaign_submissions, prolific_bonus_csv
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = 1.0  # doubled after each 5xx
 MAX_WAIT_SECONDS = 60.0  # a Retry-After longer than this is not waited for
-TIMEOUT_SECONDS = 30
+TIMEOUT_SECONDS = 30  # one request's whole deadline (connect and every read)
+MAX_ANSWER_BYTES = 5 * 1024 * 1024
 
 
 class ProlificError(ServiceError):
@@ -61,44 +62,55 @@ class ProlificClient:
         data = json.dumps(body if body is not None else {}).encode()
         delay = BACKOFF_SECONDS
         for attempt in range(1, MAX_ATTEMPTS + 1):
-            # The base URL is a setting (https in production, the stand-in's http in tests).
-            request = urllib.request.Request(  # noqa: S310
-                self.base_url.rstrip("/") + path, data=data, method="POST",
-                headers={"Authorization": f"Token {self.token}",
-                         "Content-Type": "application/json", "Accept": "application/json"})
+            # Through the egress policy: PROLIFIC_API_URL is the operator's origin (https in
+            # production, a stand-in's http in tests); no redirects, one deadline, a size cap.
             try:
-                with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310
-                    self.attempts.append((path, response.status))
-                    raw = response.read()
-                    return json.loads(raw) if raw.strip() else None
-            except urllib.error.HTTPError as exc:
-                self.attempts.append((path, exc.code))
-                wait = self._retry_wait(exc, delay, retry_5xx)
-                if wait is None or attempt == MAX_ATTEMPTS:
-                    raise ProlificError(_refusal(path, exc)) from exc
-            except (urllib.error.URLError, TimeoutError) as exc:
-                raise ProlificError(f"Prolific could not be reached ({exc}).") from exc
+                answer = egress.request(
+                    "POST", self.base_url.rstrip("/") + path, body=data,
+                    headers={"Authorization": f"Token {self.token}",
+                             "Content-Type": "application/json", "Accept": "application/json"},
+                    deadline_seconds=TIMEOUT_SECONDS, max_bytes=MAX_ANSWER_BYTES)
+            except (egress.EgressRefused, egress.EgressFailed) as exc:
+                raise ProlificError(f"Prolific could not be reached ({exc}).") from None
+            self.attempts.append((path, answer.status))
+            if 200 <= answer.status < 300:
+                try:
+                    return json.loads(answer.body) if answer.body.strip() else None
+                except (ValueError, RecursionError):
+                    raise ProlificError(f"Prolific's answer to {path} is not JSON.") from None
+            wait = self._retry_wait(answer, delay, retry_5xx)
+            if wait is None or attempt == MAX_ATTEMPTS:
+                raise ProlificError(_refusal(path, answer))
             self.sleep(wait)
             delay *= 2
         raise AssertionError("unreachable")
 
     @staticmethod
-    def _retry_wait(exc: urllib.error.HTTPError, delay: float, retry_5xx: bool) -> float | None:
-        if exc.code == 429:
-            after = exc.headers.get("Retry-After", "")
+    def _retry_wait(answer: egress.Answer, delay: float, retry_5xx: bool) -> float | None:
+        if answer.status == 429:
+            after = answer.headers.get("retry-after", "")
             wait = float(after) if after.strip().isdigit() else delay
             return wait if wait <= MAX_WAIT_SECONDS else None
-        if exc.code >= 500 and retry_5xx:
+        if answer.status >= 500 and retry_5xx:
             return delay
         return None
 
 
-def _refusal(path: str, exc: urllib.error.HTTPError) -> str:
+def _refusal(path: str, answer: egress.Answer) -> str:
+    """The status and Prolific's own short reason (its JSON error's detail, printable text
+    only, at most 200 characters), never the raw body."""
+    detail = ""
     try:
-        detail = exc.read().decode("utf-8", "replace")[:300]
-    except OSError:
+        parsed = json.loads(answer.body)
+        error = parsed.get("error", parsed) if isinstance(parsed, dict) else {}
+        detail = error if isinstance(error, str) else (
+            error.get("detail", "") if isinstance(error, dict) else "")
+        if isinstance(detail, list):
+            detail = "; ".join(str(d) for d in detail)
+    except (ValueError, RecursionError, AttributeError):
         detail = ""
-    return f"Prolific answered {exc.code} to {path}" + (f": {detail}" if detail else ".")
+    detail = "".join(c for c in str(detail) if c.isprintable())[:200]
+    return f"Prolific answered {answer.status} to {path}" + (f": {detail}" if detail else ".")
 
 
 @dataclass

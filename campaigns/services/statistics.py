@@ -5,7 +5,8 @@ A researcher's request reads the row (`statistics_cached`): the last result at o
 stale when an annotation changed after its data was read; with none yet it starts the job
 (`statistics_request`) and the caller answers "being computed". `statistics_request(...,
 recompute=True)` queues a new computation while the old result stays on show. With no broker
-(the embedded mode) the job runs in the request, as every Celery task does there.
+(the embedded mode) the job runs in the request, as every Celery task does there. The job's
+lifecycle (claim, attempts, stale sweep) is campaigns/jobs/lifecycle.py's (kind STATISTICS).
 """
 from __future__ import annotations
 
@@ -15,18 +16,18 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
-from kombu.exceptions import KombuError
 
-from ..errors import ServiceError
+from ..jobs import dispatch
+from ..jobs.kinds import STATISTICS
+from ..jobs.lifecycle import JobFailed, job_enqueue, job_run
 from ..models import Annotation, Campaign, StatisticsResult
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = 3
+MAX_ATTEMPTS = STATISTICS.max_attempts
 Kind = StatisticsResult.Kind
 Status = StatisticsResult.Status
 # Every option of each kind with its default, so that the admin page (which sets few) and the
@@ -74,7 +75,7 @@ def _key(options: dict) -> str:
 
 def stale_after() -> timedelta:
     """A queued or running computation older than this is taken as lost and queued again."""
-    return timedelta(seconds=settings.STATISTICS_STALE_SECONDS)
+    return STATISTICS.stale_after()
 
 
 def statistics_cached(*, campaign: Campaign, kind: str, options: dict) -> Cached | None:
@@ -112,7 +113,7 @@ def statistics_request(*, campaign: Campaign, kind: str, options: dict,
             with transaction.atomic():
                 row = StatisticsResult.objects.create(
                     campaign=campaign, kind=kind, options=options, options_key=key,
-                    status=Status.QUEUED, requested_at=timezone.now())
+                    status=Status.QUEUED, queued_at=timezone.now())
             _dispatch(row)
         except IntegrityError:  # another request created it first: that one queued the job
             pass
@@ -124,7 +125,7 @@ def statistics_request(*, campaign: Campaign, kind: str, options: dict,
 
 
 def _lost(row: StatisticsResult) -> bool:
-    since = row.started_at if row.status == Status.RUNNING else row.requested_at
+    since = row.started_at if row.status == Status.RUNNING else row.queued_at
     return (row.status in (Status.QUEUED, Status.RUNNING) and since is not None
             and since < timezone.now() - stale_after())
 
@@ -133,34 +134,21 @@ def _queue_again(row: StatisticsResult) -> None:
     # Conditional: of two requests at once only one queues; a live computation is not doubled
     # (unless it is lost).
     now = timezone.now()
-    idle = Q(status__in=(Status.DONE, Status.FAILED))
-    lost = (Q(status=Status.QUEUED, requested_at__lt=now - stale_after())
+    idle = Q(status__in=(Status.DONE, Status.FAILED, Status.CANCELLED))
+    lost = (Q(status=Status.QUEUED, queued_at__lt=now - stale_after())
             | Q(status=Status.RUNNING, started_at__lt=now - stale_after()))
     if StatisticsResult.objects.filter(Q(pk=row.pk) & (idle | lost)).update(
-            status=Status.QUEUED, requested_at=now, error="", queued_attempts=F("attempts")):
+            status=Status.QUEUED, queued_at=now, error="", queued_attempts=F("attempts")):
         _dispatch(row)
 
 
 def _dispatch(row: StatisticsResult) -> None:
-    """Start the job: in the request without a broker, else on Celery after the commit."""
-    from ..tasks import app, task_statistics_compute  # the tasks module imports the services
-
-    if app.conf.task_always_eager:
+    """Start the job: in the request without a broker, else on Celery after the commit. A
+    broker that is down fails the row with the reason and answers 503."""
+    if dispatch.runs_in_process():
         statistics_compute(result_id=row.pk)
         return
-
-    def send() -> None:
-        try:
-            task_statistics_compute.apply_async(kwargs={"result_id": row.pk}, retry=True,
-                                                retry_policy={"max_retries": 2})
-        except (KombuError, OSError) as exc:
-            StatisticsResult.objects.filter(pk=row.pk, status=Status.QUEUED).update(
-                status=Status.FAILED, error=f"the job could not be queued ({exc}); try again")
-            raise ServiceError("The statistics could not be queued: the job queue is "
-                               "unreachable. Please try again shortly.", code="queue_down",
-                               status=503) from None
-
-    transaction.on_commit(send)
+    transaction.on_commit(lambda: job_enqueue(STATISTICS, row))
 
 
 # --- the job ------------------------------------------------------------------------------------
@@ -169,32 +157,21 @@ def _dispatch(row: StatisticsResult) -> None:
 def statistics_compute(*, result_id: int) -> None:
     """Compute a row's figures and store them with the time their data was read.
 
-    The run claims the row by bumping `attempts`; its result is stored only if no later
-    attempt took over, so a re-delivered job and a slow first run do not overwrite each other
-    with older figures. A failure keeps the last result and records the reason; a computation
-    whose worker was killed MAX_ATTEMPTS times (re-delivered each time: acks late) is failed
-    rather than tried for ever.
+    The lifecycle's claim numbers the attempt; the result is stored only if no later attempt
+    took over, so a re-delivered job and a slow first run do not overwrite each other with
+    older figures. A failure keeps the last result and records the reason.
     """
-    unfinished = StatisticsResult.objects.filter(pk=result_id,
-                                                 status__in=(Status.QUEUED, Status.RUNNING))
-    claimed = unfinished.filter(attempts__lt=F("queued_attempts") + MAX_ATTEMPTS).update(
-        status=Status.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
-    if not claimed:  # gone, finished by an earlier delivery, or killed every time
-        unfinished.update(status=Status.FAILED, error=(
-            f"gave up after {MAX_ATTEMPTS} attempts: the worker computing these figures "
-            "stopped each time (killed, restarted or out of memory)"))
-        return
-    row = StatisticsResult.objects.select_related("campaign").get(pk=result_id)
+    job_run(STATISTICS, result_id, _compute)
+
+
+def _compute(row: StatisticsResult) -> dict:
     read_at = timezone.now()
-    fields: dict = {}
     try:
         result = COMPUTE[row.kind](row.campaign, dict(row.options))
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher
         logger.exception("statistics %s of campaign %s failed", row.kind, row.campaign_id)
-        fields = {"status": Status.FAILED, "error": f"{type(exc).__name__}: {exc}"[:2000]}
-    else:
-        fields = {"status": Status.DONE, "error": "", "result": result, "computed_at": read_at}
-    StatisticsResult.objects.filter(pk=row.pk, attempts=row.attempts).update(**fields)
+        raise JobFailed(f"{type(exc).__name__}: {exc}"[:2000]) from None
+    return {"error": "", "result": result, "computed_at": read_at}
 
 
 def _statistics(campaign: Campaign, options: dict) -> dict:

@@ -4,7 +4,6 @@ from .entry import campaign_entry
 from .exports import export_download
 from .health import healthz
 from .images import item_image
-from .preview import render_item_preview
 
 __all__ = ["campaign_entry", "done_page", "export_download", "finish_page", "healthz",
-           "item_image", "item_page", "render_item_preview"]
+           "item_image", "item_page"]

@@ -27,9 +27,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
 from ..models import Assignment, Worker
+from ..pages.fields import timer_seconds
+from ..pages.item import form_expired, item_context, message_page
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
-from ..services.completion import completion_code_for, completion_redirect_url
 from ..work import (
     annotation_submit,
     assignment_by_token,
@@ -42,14 +43,13 @@ from ..work import (
     worker_assignment_cap,
     worker_assignment_count,
 )
+from ..work.completion import completion_code_for, completion_redirect_url
 from .forms import (
     answers_from_post,
     clean_turk_submit_to,
     form_key,
     form_key_valid,
-    timer_seconds,
 )
-from .pages import form_expired, item_context, message_page
 
 # Seconds the done page shows the code before it sends the worker back to the platform.
 REDIRECT_PAUSE_SECONDS = 4

@@ -27,8 +27,9 @@ from annotate.http.ratelimit import START_MESSAGE, start_retry_after, too_many_r
 
 from ..errors import NotLive, NoWorkAvailable, ResumeRefused, ServiceError, WorkerLimitReached
 from ..models import Assignment, Campaign, Worker
+from ..pages.fields import question_fields
+from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
-from ..services.completion import no_work_redirect_url
 from ..work import (
     assignment_claim,
     campaign_and_worker,
@@ -42,6 +43,7 @@ from ..work import (
     worker_submitted_assignment,
 )
 from ..work.claim import NOT_LIVE_MESSAGES
+from ..work.completion import no_work_redirect_url
 from .assignment import done_url, resume_url
 from .forms import (
     FORM_KEY_FIELD,
@@ -50,14 +52,6 @@ from .forms import (
     form_key,
     form_key_valid,
     platform_params,
-    question_fields,
-)
-from .pages import (
-    campaign_texts,
-    display_rows,
-    form_expired,
-    markdown_cached,
-    message_page,
 )
 
 COOKIE_NAME = "annotate_wid"

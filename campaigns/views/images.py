@@ -8,7 +8,7 @@ from django.http import FileResponse, Http404, HttpRequest
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
 
-from ..images import STORAGE, image_problem_cheap
+from ..schema.images import STORAGE, image_problem_cheap
 
 
 @require_GET

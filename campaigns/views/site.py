@@ -13,8 +13,8 @@ from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
+from ..pages import render_markdown
 from ..services.researchers import api_token_create, api_token_revoke
-from .safe_markdown import render_markdown
 
 FAVICON = Path(settings.BASE_DIR) / "static" / "favicon.ico"
 SCHEMA_DOC = Path(settings.BASE_DIR) / "docs" / "schema.md"

@@ -1,5 +1,6 @@
 """The worker's hot path: claiming work, saving answers, handing in, expiry (see README.md)."""
-from .answers import AnnotationSaved, annotation_submit, answer_values, control_passed
+from ..schema.scoring import answer_values, control_passed
+from .answers import AnnotationSaved, annotation_submit
 from .claim import PLATFORM_ID_FIELDS, assignment_claim, worker_assignment_cap
 from .expiry import assignment_opened, assignment_release, assignments_expire
 from .handin import assignment_is_open, assignment_submit, campaign_close_if_full

@@ -8,12 +8,12 @@ from django.utils import timezone
 
 from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem
-from ..services.completion import (
+from . import prepared
+from .completion import (
     completion_code_for,
     failed_attention_checks,
     outcome_depends_on_checks,
 )
-from . import prepared
 
 __all__ = ["assignment_is_open", "assignment_submit", "campaign_close_if_full", "hand_in_values",
            "handed_in", "unanswered_positions"]

@@ -13,8 +13,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture
-def server():
-    started = StandIn(valid_reply).start()
+def server(settings):
+    started = StandIn(valid_reply).start().declare(settings)
     yield started
     started.close()
 
@@ -26,8 +26,8 @@ def rubric(researcher):
 
 
 def _add(client, campaign, server, **extra):
-    data = {"campaign": campaign.pk, "name": "judge-1", "base_url": server.base_url,
-            "model": "m-1", "api_key_env": "", "parameters": '{"temperature": 0}',
+    data = {"campaign": campaign.pk, "name": "judge-1", "provider": server.provider,
+            "base_url": "", "model": "m-1", "parameters": '{"temperature": 0}',
             "samples": 1, "concurrency": 2, "requests_per_minute": 6000, "max_attempts": 3,
             "response_format": "json_schema", "prompt_template": "",
             "price_input_per_million": "2.5", "price_output_per_million": "10", **extra}
@@ -65,13 +65,24 @@ def test_a_researcher_adds_a_judge_previews_its_prompt_estimates_and_runs_it(
     assert outputs.status_code == 200 and outputs.context["cl"].result_count == 4
 
 
-def test_a_bad_key_name_or_template_is_shown_next_to_the_field(researcher_client, rubric,
-                                                                server):
-    response = _add(researcher_client, rubric, server, api_key_env="sk-live-123",
+def test_a_key_with_a_provider_or_a_bad_template_is_shown_next_to_the_field(
+        researcher_client, rubric, server):
+    response = _add(researcher_client, rubric, server, api_key="sk-live-123",
                     prompt_template="{% include 'x.html' %}")
     errors = response.context["adminform"].form.errors
-    assert "api_key_env" in errors and "prompt_template" in errors
+    assert "api_key" in errors and "prompt_template" in errors
+    assert b"sk-live-123" not in response.content  # a refused key is not shown back either
     assert not Judge.objects.exists()
+
+
+def test_an_own_key_is_saved_encrypted_and_never_shown_again(researcher_client, rubric, server):
+    response = _add(researcher_client, rubric, server, provider="",
+                    base_url="https://api.openai.com/v1", api_key="sk-own-456")
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    judge = Judge.objects.get()
+    assert judge.api_key_encrypted and "sk-own-456" not in judge.api_key_encrypted
+    page = researcher_client.get(reverse("admin:campaigns_judge_change", args=[judge.pk]))
+    assert b"sk-own-456" not in page.content and b"stored (never shown)" in page.content
 
 
 def test_another_researcher_sees_no_judge_run_or_output(researcher_client, rubric, server,

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from campaigns.models import Campaign
-from tests.analysis.test_approvals import PLAN, _study
+from tests.selectors.test_approvals import PLAN, _study
 from tests.services.test_prolific import APPROVE, BONUS, prolific  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,9 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from campaigns.exporting.analysis import write_analysis
 from campaigns.models import ExportJob
 from campaigns.selectors.analysis import campaign_statistics
+from campaigns.services.exports import write_analysis
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from tests.factories import ESA_SCHEMA, make_campaign

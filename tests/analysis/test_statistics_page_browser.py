@@ -3,8 +3,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from tests.analysis.test_selector import _study
 from tests.browser.conftest import _no_rate_limits  # noqa: F401 (fixture)
+from tests.selectors.test_analysis import _study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -13,7 +13,7 @@ from campaigns.models import Annotation, Assignment, AssignmentItem, Item, Worke
 
 def pytest_terminal_summary(terminalreporter):
     """After a run that fuzzed the API: how many cases, and the statuses they got."""
-    module = sys.modules.get("tests.api.test_schemathesis")
+    module = sys.modules.get("tests.api.test_openapi")
     tally = getattr(module, "TALLY", None)
     if tally:
         statuses = ", ".join(f"{code}: {n}" for code, n in sorted(tally.items()))

@@ -15,8 +15,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 
 
 @pytest.fixture
-def server():
-    started = StandIn(valid_reply).start()
+def server(settings):
+    started = StandIn(valid_reply).start().declare(settings)
     yield started
     started.close()
 
@@ -28,24 +28,41 @@ def movie(owner):
 
 
 def _create(api, campaign, server, **extra):
-    body = {"name": "llama", "base_url": server.base_url, "model": "llama3.1:8b",
-            "api_key_env": "", "parameters": {"temperature": 0, "max_tokens": 300},
+    body = {"name": "llama", "provider": server.provider, "model": "llama3.1:8b",
+            "parameters": {"temperature": 0, "max_tokens": 300},
             "samples": 1, "concurrency": 4, "requests_per_minute": 6000, **extra}
     return api.post(f"/api/campaigns/{campaign.slug}/judges/", body, format="json")
 
 
-def test_a_judge_is_created_201_and_listed_without_any_key(api, movie, server, monkeypatch):
+def test_a_judge_is_created_201_and_listed_without_any_key(api, movie, server, monkeypatch,
+                                                          settings):
     monkeypatch.setenv("LOCAL_API_KEY", "sk-secret-value")
-    response = _create(api, movie, server, api_key_env="LOCAL_API_KEY")
+    server.declare(settings, key_env="LOCAL_API_KEY")
+    response = _create(api, movie, server)
     assert response.status_code == 201, response.json()
     listed = api.get(f"/api/campaigns/{movie.slug}/judges/").json()
     assert [j["name"] for j in listed] == ["llama"]
-    assert listed[0]["api_key_set"] is True and listed[0]["api_key_env"] == "LOCAL_API_KEY"
+    assert listed[0]["provider"] == server.provider and listed[0]["problem"] == ""
+    assert listed[0]["api_key_stored"] is False
     assert "sk-secret-value" not in json.dumps(listed)
+    assert "LOCAL_API_KEY" not in json.dumps(listed)
+
+
+def test_an_own_key_is_stored_encrypted_and_never_returned(api, movie, server):
+    response = _create(api, movie, server, provider="", base_url="https://api.openai.com/v1",
+                       api_key="sk-own-secret-123")
+    assert response.status_code == 201, response.json()
+    assert "sk-own-secret-123" not in json.dumps(response.json())
+    listed = api.get(f"/api/campaigns/{movie.slug}/judges/").json()
+    assert listed[0]["api_key_stored"] is True and "api_key" not in listed[0]
+    assert "sk-own-secret-123" not in json.dumps(listed)
+    stored = Judge.objects.get().api_key_encrypted
+    assert stored and "sk-own-secret-123" not in stored
 
 
 @pytest.mark.parametrize(("field", "value"), [
-    ("api_key_env", "sk-abc123"), ("api_key_env", "SECRET_KEY"), ("base_url", "file:///etc"),
+    ("api_key_env", "OPENAI_API_KEY"), ("provider", "nope"), ("api_key", "sk-with-provider"),
+    ("base_url", "file:///etc"),
     ("parameters", {"temperature": 5}), ("parameters", {"logit_bias": {}}),
     ("concurrency", 0), ("samples", 50), ("prompt_template", "{% if %}"), ("name", "a/b"),
 ])
@@ -53,7 +70,8 @@ def test_bad_settings_are_a_400_naming_the_field_and_create_nothing(api, movie, 
                                                                     value):
     response = _create(api, movie, server, **{field: value})
     assert response.status_code == 400, response.json()
-    errors = response.json()["extra"].get("errors") or response.json()["extra"]
+    extra = response.json()["extra"]
+    errors = extra.get("errors") or extra.get("fields") or extra  # an unknown field: "fields"
     assert any(key.startswith(field) for key in errors), errors
     assert not Judge.objects.exists()
 
@@ -131,7 +149,7 @@ def test_a_bad_scope_is_a_400_and_starts_nothing(api, movie, server, body):
 
 def test_a_judge_without_an_endpoint_is_refused_409(api, movie, server, settings):
     settings.LLM_JUDGE_LOCAL_URL = ""
-    _create(api, movie, server, base_url="")
+    _create(api, movie, server, provider="local")
     response = api.post(f"/api/campaigns/{movie.slug}/judges/llama/runs/", {"scope": "all"},
                         format="json")
     assert response.status_code == 409

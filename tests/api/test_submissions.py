@@ -1,7 +1,7 @@
 """GET /api/campaigns/<slug>/submissions/: the approve / reject / bonus list over the API."""
 import pytest
 
-from tests.analysis.test_approvals import PLAN, _study
+from tests.selectors.test_approvals import PLAN, _study
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from campaigns.models import Annotation, Assignment, Item
-from campaigns.services.completion import completion_code_for
+from campaigns.work.completion import completion_code_for
 from tests.browser.walk import SIZES, save, start, worker_page
 from tests.factories import PAIRWISE_SCHEMA, make_campaign
 

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from campaigns.models import Annotation, Assignment, Campaign
-from campaigns.services.completion import completion_code_for
 from campaigns.services.seeds import seed_campaigns_load
+from campaigns.work.completion import completion_code_for
 from tests.browser.conftest import SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from campaigns.models import Annotation, Assignment, Item
-from campaigns.services.completion import completion_code_for
+from campaigns.work.completion import completion_code_for
 from tests.browser.axe import assert_accessible
 from tests.browser.conftest import SHOTS
 from tests.browser.walk import SIZES, save, start, worker_page

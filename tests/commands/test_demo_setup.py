@@ -107,7 +107,7 @@ def test_the_demo_ships_a_judge_per_campaign_that_calls_nothing_until_configured
                                                                                 settings):
     from campaigns.errors import Conflict
     from campaigns.models import Judge
-    from campaigns.services.judges import judge_run_start
+    from campaigns.services.judge_runs import judge_run_start
 
     settings.LLM_JUDGE_LOCAL_URL = ""
     out = run(capsys)

@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from campaigns.exporting.analysis import write_analysis
 from campaigns.models import ExportJob
 from campaigns.selectors.analysis import campaign_statistics
-from tests.analysis.test_selector import _study
+from campaigns.services.exports import write_analysis
 from tests.exports.conftest import make_annotation
 from tests.factories import BWS_SCHEMA, PAIRWISE_SCHEMA, make_campaign
+from tests.selectors.test_analysis import _study
 
 pytestmark = pytest.mark.django_db
 

@@ -28,12 +28,12 @@ def test_it_names_an_unknown_campaign(tmp_path):
 
 
 def test_it_reports_a_failed_export(campaign, tmp_path, monkeypatch):
-    from campaigns.exporting import analysis
+    from campaigns.services import exports
 
     def broken(**kwargs):
         raise RuntimeError("the statistics could not be computed")
 
-    monkeypatch.setattr(analysis, "write_analysis", broken)
+    monkeypatch.setattr(exports, "write_analysis", broken)
     with pytest.raises(CommandError, match="failed: .*the statistics could not be computed"):
         call_command("export_results", campaign.slug, "--format", "analysis-json",
                      "-o", str(tmp_path / "x"))

@@ -7,9 +7,9 @@ from django.test.utils import CaptureQueriesContext
 
 from annotate.celery import app
 from campaigns.errors import ServiceError
+from campaigns.jobs.kinds import MAX_ATTEMPTS
 from campaigns.models import ExportJob
 from campaigns.services.exports import (
-    MAX_ATTEMPTS,
     export_job_create,
     export_job_run,
     export_jobs_sweep_stale,

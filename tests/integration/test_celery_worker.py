@@ -98,20 +98,22 @@ def test_a_real_worker_runs_an_export_and_a_killed_one_never_leaves_it_running(
 
 
 def test_a_real_worker_runs_a_judge_and_a_killed_one_is_resumed_without_asking_twice(
-    owner, start_worker
+    owner, start_worker, settings
 ):
     from campaigns.models import JudgeOutput, JudgeRun
-    from campaigns.services.judges import judge_create, judge_run_start, judge_runs_sweep_stale
+    from campaigns.services.judge_runs import judge_run_start, judge_runs_sweep_stale
+    from campaigns.services.judges import judge_create
     from tests.judges.conftest import valid_reply
     from tests.judges.standin import Reply, StandIn
 
     server = StandIn(lambda body, n: Reply(valid_reply(body, n).content, delay=0.15)).start()
+    server.declare(settings)
     try:
         campaign = make_campaign(owner=owner)
         Item.objects.bulk_create(Item(campaign=campaign, external_id=f"i{n}", slots_wanted=3,
                                       data={"prompt": f"P{n}", "completion": f"C{n}"})
                                  for n in range(40))
-        judge = judge_create(campaign=campaign, name="worker-judge", base_url=server.base_url,
+        judge = judge_create(campaign=campaign, name="worker-judge", provider=server.provider,
                              model="m", concurrency=2, requests_per_minute=60_000)
         first = start_worker("judge-first")
         run = judge_run_start(judge=judge, scope={"scope": "all"})  # no atomic: sent now

@@ -38,12 +38,13 @@ def valid_reply(body: dict, n: int) -> Reply:
 
 
 @pytest.fixture
-def standin():
-    """standin(script) -> a started stand-in endpoint, shut down after the test."""
+def standin(settings):
+    """standin(script) -> a started stand-in endpoint declared as an operator provider (its
+    name: server.provider), shut down after the test."""
     started = []
 
     def start(script=valid_reply):
-        server = StandIn(script).start()
+        server = StandIn(script).start().declare(settings)
         started.append(server)
         return server
 

@@ -95,6 +95,18 @@ class StandIn:
         return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     @property
+    def provider(self) -> str:
+        """The operator provider's name this stand-in is declared as (see `declare`)."""
+        return f"standin-{self.server.server_address[1]}"
+
+    def declare(self, settings, **spec) -> StandIn:
+        """Declare the stand-in as one of the operator's providers (loopback is refused to
+        everything else)."""
+        settings.LLM_PROVIDERS = {**settings.LLM_PROVIDERS,
+                                  self.provider: {"base_url": self.base_url, **spec}}
+        return self
+
+    @property
     def requests(self) -> int:
         return len(self.bodies)
 

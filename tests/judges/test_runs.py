@@ -7,13 +7,13 @@ from django.db import connection
 from campaigns.models import Annotation, JudgeOutput, JudgeRun, Worker
 from campaigns.schema import parse_schema, validate_answers
 from campaigns.selectors.analysis import campaign_statistics
-from campaigns.services.judges import (
-    judge_create,
+from campaigns.services.judge_runs import (
     judge_run_cancel,
     judge_run_execute,
     judge_run_resume,
     judge_run_start,
 )
+from campaigns.services.judges import judge_create
 
 from .conftest import SEEDS, valid_reply
 from .standin import Reply
@@ -29,7 +29,7 @@ def _quick_retries(settings):
 
 
 def _judge(campaign, server, **extra):
-    values = {"name": "stand-in", "base_url": server.base_url, "model": "standin-1",
+    values = {"name": "stand-in", "provider": server.provider, "model": "standin-1",
               "parameters": {"temperature": 0, "max_tokens": 400}, "concurrency": 4,
               "requests_per_minute": 60_000, **extra}
     return judge_create(campaign=campaign, **values)
@@ -135,10 +135,9 @@ def test_a_slow_answer_times_out_and_is_asked_again(seeds, standin, settings):
 
 def test_a_run_whose_endpoint_is_down_ends_failed_with_the_reason(seeds, standin):
     server = standin()
-    url = server.base_url
     server.close()
-    judge = judge_create(campaign=seeds["movie-continuation"], name="gone", base_url=url,
-                         model="m")
+    judge = judge_create(campaign=seeds["movie-continuation"], name="gone",
+                         provider=server.provider, model="m")
     run = _run(judge, {"sample": 3})
     assert run.status == "failed"
     assert "the endpoint is down" in run.error and "cannot connect" in run.error
@@ -220,12 +219,11 @@ def test_an_endpoint_without_json_schema_mode_gets_the_plain_instruction(seeds, 
     assert server.requests == 3
 
 
-def test_the_api_key_is_read_from_the_named_variable_and_sent_as_a_bearer(seeds, standin,
-                                                                          monkeypatch):
+def test_the_providers_key_is_read_from_its_variable_and_sent_as_a_bearer(
+        seeds, standin, monkeypatch, settings):
     monkeypatch.setenv("STANDIN_API_KEY", "sk-test-123")
-    server = standin()
-    _run(_judge(seeds["movie-continuation"], server, api_key_env="STANDIN_API_KEY"),
-         {"sample": 1})
+    server = standin().declare(settings, key_env="STANDIN_API_KEY")
+    _run(_judge(seeds["movie-continuation"], server), {"sample": 1})
     assert server.auth == ["Bearer sk-test-123"]
 
 
@@ -259,7 +257,7 @@ def test_a_run_whose_heartbeat_stopped_is_queued_again_and_finishes(seeds, stand
 
     from django.utils import timezone
 
-    from campaigns.services.judges import judge_runs_sweep_stale
+    from campaigns.services.judge_runs import judge_runs_sweep_stale
 
     server = standin()
     judge = _judge(seeds["movie-continuation"], server)

@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from campaigns.models import Annotation, Campaign, Item
 from campaigns.selectors.analysis import annotations_frame
-from tests.admin.test_campaign_form import form_data
+from tests.admin.test_forms import form_data
 from tests.rulebook.conftest import PREFERENCE_SCHEMA, with_question
 
 pytestmark = pytest.mark.django_db
@@ -110,7 +110,7 @@ def test_the_api_never_reopens_a_closed_campaign(api, answered):
     assert answered.status == "closed"
 
 
-# 5. Close in the admin had no confirmation (tests/admin/test_actions.py covers both routes).
+# 5. Close in the admin had no confirmation (tests/admin/test_campaigns.py covers both routes).
 
 def test_the_close_button_asks_and_says_what_closing_does(researcher_client, answered):
     url = reverse("admin:campaigns_campaign_status", args=[answered.pk, "close"])

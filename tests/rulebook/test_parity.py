@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 
 from campaigns.models import Annotation, AnswerMigration, Campaign, Item, Worker
 from campaigns.services.researchers import researchers_group
-from tests.admin.test_campaign_form import form_data
+from tests.admin.test_forms import form_data
 from tests.api.conftest import make_annotation, make_items, token_client
 from tests.factories import make_campaign
 from tests.rulebook.conftest import ANSWERS, PREFERENCE_SCHEMA, with_question

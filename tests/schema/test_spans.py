@@ -356,7 +356,7 @@ def test_the_statistics_read_the_span_counts_and_leave_the_spans_json_alone(owne
 def test_the_spans_cell_has_one_key_order_so_a_gold_answer_compares_equal():
     from types import SimpleNamespace
 
-    from campaigns.work.answers import control_passed
+    from campaigns.schema.scoring import control_passed
 
     schema = parse_schema(ESA_SCHEMA)
     gold = [span("Hund", "major")]

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from campaigns.services.prolific import ProlificClient, ProlificError, submissions_send_to_prolific
-from tests.analysis.test_approvals import PLAN, _study
+from tests.selectors.test_approvals import PLAN, _study
 
 pytestmark = pytest.mark.django_db
 
@@ -64,10 +64,11 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def prolific():
+def prolific(settings):
     server = StandIn()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    settings.PROLIFIC_API_URL = server.url  # the operator's origin: loopback and http allowed
     yield server
     server.shutdown()
     server.server_close()

@@ -1,14 +1,23 @@
-"""The study link /c/<slug>/: platforms, consent, intake, resuming, closed campaigns."""
+"""The study link /c/<slug>/: platforms, consent, intake, resuming, closed campaigns; claims kept
+scarce; the platform round trip (Prolific's links and codes, honest ends)."""
 import re
+from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
-from campaigns.models import Assignment, Campaign, Worker
+from campaigns.models import Assignment, Campaign, Item, Worker
+from campaigns.work import assignment_claim, assignment_release, worker_get_or_create
 from tests.factories import make_campaign, make_items, mturk_worker_id, prolific_pid
-from tests.views.conftest import PROLIFIC, item_url, start
+from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
 
 pytestmark = pytest.mark.django_db
+
+
+# The study link /c/<slug>/: platforms, consent, intake, resuming, closed campaigns.
+
 
 INTAKE = [
     {"id": "age", "kind": "choice", "text": "Your age",
@@ -17,7 +26,9 @@ INTAKE = [
 ]
 
 
-def entry(slug):
+def entry(campaign_or_slug):
+    """The study link of a campaign (or of its slug)."""
+    slug = getattr(campaign_or_slug, "slug", campaign_or_slug)
     return reverse("campaigns:entry", args=[slug])
 
 
@@ -268,3 +279,427 @@ def test_no_other_page_may_be_framed(client):
     response = client.get("/admin/login/")
     assert response.headers["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+
+
+# Claims are scarce at the study link: made-up ids, start limits, resuming by platform id.
+
+
+TOKEN = re.compile(r"/a/([-\w]+)/")
+
+
+def participant(name, session=None):
+    return {"PROLIFIC_PID": prolific_pid(name), "STUDY_ID": "study-1",
+            "SESSION_ID": session or f"session-{name}"}
+
+
+@pytest.fixture
+def limits_on(settings):
+    settings.RATELIMIT_ENABLED = True
+    settings.CLAIM_LIMIT_PER_ADDRESS = 3
+    settings.CLAIM_LIMIT_PER_WORKER = 2
+    settings.CLAIM_LIMIT_PER_STUDY = 100
+    return settings
+
+
+# --- platform id shapes ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("pid", ["hoarder-1", "5f1a2b3c4d5e6f7a8b9c0d1",
+                                 "5f1a2b3c4d5e6f7a8b9c0d1e0", "zz1a2b3c4d5e6f7a8b9c0d1e", "P2"])
+def test_a_made_up_prolific_id_is_refused_and_starts_nothing(client, continuation, pid):
+    params = {**PROLIFIC, "PROLIFIC_PID": pid}
+    for response in (client.get(entry(continuation), params),
+                     client.post(entry(continuation), params)):
+        assert response.status_code == 400
+        html = response.content.decode()
+        assert "Prolific ID is not valid" in html and "PROLIFIC_PID" in html
+    assert not Worker.objects.exists() and not Assignment.objects.exists()
+
+
+@pytest.mark.parametrize("worker_id", ["A1", "B1234567890123", "A12345678901", "a1234567890123",
+                                       "A1234567890123456789012", "A123456789012-"])
+def test_a_made_up_mturk_worker_id_is_refused_and_starts_nothing(client, continuation,
+                                                                 worker_id):
+    params = {"workerId": worker_id, "assignmentId": "3X", "hitId": "H",
+              "turkSubmitTo": "https://www.mturk.com"}
+    response = client.post(entry(continuation), params)
+    assert response.status_code == 400
+    assert "Mechanical Turk ID is not valid" in response.content.decode()
+    assert not Worker.objects.exists() and not Assignment.objects.exists()
+
+
+@pytest.mark.parametrize("platform_id", ["A1234567890123", "A12345678901234567890",
+                                         "A3KL5EXAMPLE01"])
+def test_ids_in_the_platforms_form_start(client, continuation, platform_id):
+    response = client.post(entry(continuation), {"workerId": platform_id, "assignmentId": "3X",
+                                                 "hitId": "H"})
+    assert response.status_code == 302
+    upper = {**PROLIFIC, "PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"].upper()}
+    assert client.post(entry(continuation), upper).status_code == 302
+    # Prolific's hex in capitals is the same participant.
+    assert Worker.objects.get(platform="prolific").platform_id == PROLIFIC["PROLIFIC_PID"]
+
+
+# --- start limits ---------------------------------------------------------------------------
+
+def test_one_address_starts_a_few_times_then_gets_a_clear_429_and_nothing_is_created(
+        client, continuation, limits_on):
+    statuses = [client.post(entry(continuation), participant(f"p{n}")).status_code
+                for n in range(5)]
+    assert statuses == [302, 302, 302, 429, 429]
+    response = client.post(entry(continuation), participant("p9"))
+    assert response.status_code == 429
+    assert int(response["Retry-After"]) > 60  # the start window is minutes, not the page's
+    html = response.content.decode()
+    assert "Too many new starts of this study" in html and "no work was handed out" in html
+    assert Worker.objects.count() == 3 and Assignment.objects.count() == 3
+    # Another address is not affected; nor is the first address on another study.
+    assert client.post(entry(continuation), participant("p9"),
+                       REMOTE_ADDR="198.51.100.7").status_code == 302
+    other = make_campaign(owner=continuation.owner, slug="other-study")
+    make_items(other, 2)
+    assert client.post(entry(other), participant("p9")).status_code == 302
+
+
+def test_a_plain_link_cookie_is_limited_too(client, owner, limits_on):
+    """One browser (one cookie) that gets its work given back and starts again and again."""
+    campaign = make_campaign(owner=owner, items_per_assignment=1)
+    make_items(campaign, 5)
+    for _ in range(2):
+        response = client.post(entry(campaign))
+        assert response.status_code == 302
+        assert assignment_release(assignment_id=Assignment.objects.latest("id").pk)
+    response = client.post(entry(campaign))
+    assert response.status_code == 429
+    assert Assignment.objects.count() == 2
+    # Dropping the cookie makes a newcomer each time, and newcomers count per address.
+    assert Client().post(entry(campaign)).status_code == 302
+    assert Client().post(entry(campaign)).status_code == 302
+    assert Client().post(entry(campaign)).status_code == 429
+    assert Assignment.objects.count() == 4
+
+
+def test_a_returning_worker_doing_many_assignments_is_not_held_to_the_newcomer_limit(
+        client, owner, limits_on):
+    limits_on.CLAIM_LIMIT_PER_ADDRESS = 1
+    limits_on.CLAIM_LIMIT_PER_WORKER = 10
+    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=1)
+    make_items(campaign, 6)
+    for _ in range(6):  # one-item assignments, one after another
+        response = client.post(entry(campaign))
+        assert response.status_code == 302
+        assert client.post(response["Location"], VALID_CONTINUATION).status_code == 302
+    assert Assignment.objects.filter(status="submitted").count() == 6
+
+
+def test_a_study_is_limited_from_everywhere(client, continuation, limits_on):
+    limits_on.CLAIM_LIMIT_PER_STUDY = 2
+    statuses = [client.post(entry(continuation), participant(f"p{n}"),
+                            REMOTE_ADDR=f"203.0.113.{n}").status_code for n in range(3)]
+    assert statuses == [302, 302, 429]
+
+
+def test_coming_back_by_the_link_is_not_a_start(client, continuation, limits_on):
+    limits_on.CLAIM_LIMIT_PER_ADDRESS = 2
+    first = client.post(entry(continuation), PROLIFIC)["Location"]
+    assert client.post(entry(continuation), PROLIFIC)["Location"] == first  # a double click
+    for _ in range(5):
+        assert client.get(entry(continuation), PROLIFIC)["Location"] == first
+
+
+# --- resuming by platform id ----------------------------------------------------------------
+
+@pytest.fixture
+def victim(client, continuation):
+    """A Prolific participant who started in their own browser (`client`)."""
+    response = client.post(entry(continuation), participant("victim"))
+    assert response.status_code == 302
+    return Assignment.objects.get(token=TOKEN.search(response["Location"])[1])
+
+
+def test_a_platform_id_alone_does_not_open_someone_elses_assignment(continuation, victim):
+    attacker = Client()
+    for params in ({"PROLIFIC_PID": prolific_pid("victim")},
+                   participant("victim", session="guessed-session")):
+        for response in (attacker.get(entry(continuation), params),
+                         attacker.post(entry(continuation), params)):
+            assert response.status_code == 403
+            html = response.content.decode()
+            assert victim.token not in html and "Location" not in response
+            assert "Please continue where you started" in html
+    victim.refresh_from_db()
+    assert victim.session_id == "session-victim"  # nothing was overwritten
+    assert Assignment.objects.count() == 1
+
+
+def test_the_original_browser_resumes_without_any_proof(client, continuation, victim):
+    response = client.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")})
+    assert response["Location"] == item_url(victim, 1)
+
+
+def test_the_platforms_session_id_resumes_from_a_new_browser(continuation, victim):
+    new_browser = Client()
+    response = new_browser.get(entry(continuation), participant("victim"))
+    assert response["Location"] == item_url(victim, 1)
+    # ... and that browser is the owner from then on.
+    assert new_browser.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")}
+                           )["Location"] == item_url(victim, 1)
+
+
+def test_a_submitted_assignments_code_needs_the_same_proof(client, continuation, victim):
+    for position in (1, 2, 3):
+        client.post(item_url(victim, position), VALID_CONTINUATION)
+    victim.refresh_from_db()
+    assert victim.status == "submitted"
+    done = reverse("campaigns:done", args=[victim.token])
+    assert client.get(entry(continuation), participant("victim"))["Location"] == done
+    attacker = Client()
+    for response in (attacker.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")}),
+                     attacker.post(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")})):
+        assert response.status_code == 403
+        assert victim.token not in response.content.decode()
+        assert victim.completion_code not in response.content.decode()
+
+
+def test_mturk_resumes_with_the_same_assignment_id_only(continuation):
+    hit = {"workerId": mturk_worker_id("w"), "assignmentId": "3FIRST", "hitId": "H",
+           "turkSubmitTo": "https://www.mturk.com"}
+    # Inside MTurk's cross-site frame no cookie is kept: every request is a new browser.
+    location = Client().post(entry(continuation), hit)["Location"]
+    assert Client().get(entry(continuation), hit)["Location"] == location
+    stranger = Client().get(entry(continuation), {**hit, "assignmentId": "3GUESS"})
+    assert stranger.status_code == 403
+
+
+# The platform round trip: the same participant, Prolific's links and codes, honest ends.
+
+
+PROLIFIC_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def done(assignment):
+    return reverse("campaigns:done", args=[assignment.token])
+
+
+@pytest.fixture
+def study(owner):
+    """A Prolific study: fixed completion code, a no-work code, Prolific's completion URL."""
+    campaign = make_campaign(owner=owner, slug="study", recruitment="prolific",
+                             completion_mode="fixed", completion_code="DONE123",
+                             completion_code_no_work="NOWORK9",
+                             completion_redirect_url=PROLIFIC_URL)
+    make_items(campaign, 2)
+    return campaign
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"PROLIFIC_PID": ""}, {"PROLIFIC_PID": "{{%PROLIFIC_PID%}}"},
+    {"PROLIFIC_PID": "%PROLIFIC_PID%", "STUDY_ID": "s1"}, {"STUDY_ID": "s1"},
+    {"SESSION_ID": "x", "STUDY_ID": "s1"},
+])
+def test_a_prolific_study_without_a_usable_participant_id_asks_to_open_it_from_prolific(
+        client, study, params):
+    for response in (client.get(entry(study), params), client.post(entry(study), params)):
+        assert response.status_code == 400
+        assert b"Please open this study from Prolific" in response.content
+    assert not Worker.objects.exists() and not Assignment.objects.exists()
+    assert "annotate_wid" not in client.cookies  # no anonymous worker either
+
+
+@pytest.mark.parametrize("params", [{"PROLIFIC_PID": "{{%PROLIFIC_PID%}}"}, {"STUDY_ID": "s1"}])
+def test_a_broken_prolific_link_to_a_plain_campaign_is_refused_too(client, continuation, params):
+    response = client.get(entry(continuation), params)
+    assert response.status_code == 400 and b"from Prolific" in response.content
+
+
+def test_a_plain_link_campaign_keeps_working_without_parameters(client, continuation):
+    assert client.get(entry(continuation)).status_code == 200
+    assignment = start(client, continuation, params={})
+    assert assignment.worker.platform == "link"
+
+
+def test_mturk_workers_may_open_a_prolific_study(client, study):
+    params = {"workerId": mturk_worker_id("A1"), "assignmentId": "3X", "hitId": "H",
+              "turkSubmitTo": "https://workersandbox.mturk.com"}
+    assignment = start(client, study, params=params)
+    for position in (1, 2):
+        client.post(item_url(assignment, position), VALID_CONTINUATION)
+    html = client.get(done(assignment)).content.decode()
+    assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in html
+    assert 'http-equiv="refresh"' not in html
+
+
+def test_the_done_page_sends_a_prolific_participant_back_by_itself(client, study):
+    assignment = start(client, study)
+    for position in (1, 2):
+        client.post(item_url(assignment, position), VALID_CONTINUATION)
+    html = client.get(done(assignment)).content.decode()
+    url = "https://app.prolific.com/submissions/complete?cc=DONE123"
+    # campaigns/done.js follows the button after the pause, which "Stay on this page" stops
+    # (a meta refresh could not be stopped); the link works without any script.
+    assert f'href="{url}" id="completion-link" rel="noreferrer" data-return-after="4"' in html
+    assert 'src="/static/campaigns/done.js"' in html
+    assert 'http-equiv="refresh"' not in html
+    assert "<script>" not in html
+
+
+def test_a_prolific_participant_of_a_campaign_without_a_redirect_url_goes_to_prolific(
+        client, owner):
+    campaign = make_campaign(owner=owner, completion_mode="fixed", completion_code="ABC")
+    make_items(campaign, 1)
+    assignment = start(client, campaign)
+    client.post(item_url(assignment), VALID_CONTINUATION)
+    html = client.get(done(assignment)).content.decode()
+    url = "https://app.prolific.com/submissions/complete?cc=ABC"
+    assert f'href="{url}" id="completion-link"' in html
+    assert "data-return-after=" in html
+
+
+def test_two_failed_attention_checks_give_the_studys_failed_checks_code(client, owner):
+    campaign = make_campaign(owner=owner, completion_mode="fixed", completion_code="OK1",
+                             completion_code_failed_checks="FAIL1", items_per_assignment=1,
+                             attention_checks_per_assignment=2, max_assignments_per_worker=2,
+                             completion_redirect_url=PROLIFIC_URL)
+    make_items(campaign, 2)
+    make_items(campaign, 2, control="attention", gold={"coherence": 3})
+    codes = []
+    for pid, coherence in (("careless", "1"), ("careful", "3")):
+        assignment = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid(pid)})
+        for position in (1, 2, 3):
+            client.post(item_url(assignment, position), {**VALID_CONTINUATION,
+                                                         "q-coherence": coherence})
+        assignment.refresh_from_db()
+        assert assignment.status == "submitted"
+        codes.append(assignment.completion_code)
+        assert f"cc={assignment.completion_code}" in client.get(done(assignment)).content.decode()
+    assert codes == ["FAIL1", "OK1"]
+
+
+def test_one_failed_attention_check_is_not_enough_for_the_failed_code(client, owner):
+    campaign = make_campaign(owner=owner, completion_mode="fixed", completion_code="OK1",
+                             completion_code_failed_checks="FAIL1",
+                             attention_checks_per_assignment=2)
+    make_items(campaign, 1)
+    checks = make_items(campaign, 2, control="attention", gold={"coherence": 3})
+    assignment = start(client, campaign)
+    for slot in assignment.slots.order_by("position"):
+        coherence = "1" if slot.item_id == checks[0].pk else "3"
+        client.post(item_url(assignment, slot.position), {**VALID_CONTINUATION,
+                                                          "q-coherence": coherence})
+    assignment.refresh_from_db()
+    assert assignment.completion_code == "OK1"
+
+
+def test_no_work_says_how_long_to_wait_and_gives_the_no_work_code(client, study):
+    Campaign.objects.filter(pk=study.pk).update(items_per_assignment=2, annotations_per_item=1)
+    Item.objects.filter(campaign=study).update(slots_wanted=1)
+    study.refresh_from_db()
+    holder = start(client, study, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid("holder")})
+    Assignment.objects.filter(pk=holder.pk).update(
+        deadline=timezone.now() + timedelta(minutes=12, seconds=30))
+    response = client.post(entry(study), {**PROLIFIC, "PROLIFIC_PID": prolific_pid("latecomer")})
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "come back in about 13 minutes" in html
+    assert "NOWORK9" in html
+    assert 'href="https://app.prolific.com/submissions/complete?cc=NOWORK9"' in html
+
+
+def test_no_work_without_a_no_work_code_asks_to_return_the_study(client, owner):
+    campaign = make_campaign(owner=owner)
+    response = client.post(entry(campaign), PROLIFIC)
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "no more work" in html.lower() and "come back" not in html
+    assert "return the study on Prolific" in html
+
+
+def test_no_work_on_mturk_asks_to_return_the_hit(client, owner):
+    campaign = make_campaign(owner=owner)
+    response = client.post(entry(campaign), {"workerId": mturk_worker_id("A1"),
+                                             "assignmentId": "3X"})
+    assert b"return the HIT" in response.content
+
+
+def test_a_full_campaign_closes_itself_and_its_done_pages_still_work(client, owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=1, items_per_assignment=1,
+                             completion_mode="fixed", completion_code="C1")
+    make_items(campaign, 2)
+    first = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid("p1")})
+    client.post(item_url(first), VALID_CONTINUATION)
+    campaign.refresh_from_db()
+    assert campaign.status == "live"  # one item still needs its annotation
+    second = start(client, campaign, params={**PROLIFIC, "PROLIFIC_PID": prolific_pid("p2")})
+    client.post(item_url(second), VALID_CONTINUATION)
+    campaign.refresh_from_db()
+    assert campaign.status == "closed"
+    for assignment in (first, second):
+        assert b"C1" in client.get(done(assignment)).content
+    # The same participant coming back still gets their code; a newcomer is told it is closed.
+    p1, p3 = ({**PROLIFIC, "PROLIFIC_PID": prolific_pid(name)} for name in ("p1", "p3"))
+    assert client.get(entry(campaign), p1)["Location"] == done(first)
+    assert b"closed" in client.get(entry(campaign), p3).content
+
+
+def test_a_campaign_whose_slots_are_all_taken_but_not_answered_stays_live(owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=1)
+    make_items(campaign, 1)
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w")
+    assignment_claim(campaign=campaign, worker=worker)
+    from campaigns.work import campaign_close_if_full
+
+    assert campaign_close_if_full(campaign_id=campaign.pk) is False
+    campaign.refresh_from_db()
+    assert campaign.status == "live"
+
+
+def test_a_paused_full_campaign_is_not_closed_by_a_late_hand_in(client, owner):
+    campaign = make_campaign(owner=owner, annotations_per_item=1)
+    make_items(campaign, 1)
+    assignment = start(client, campaign)
+    Campaign.objects.filter(pk=campaign.pk).update(status="paused")
+    client.post(item_url(assignment), VALID_CONTINUATION)
+    campaign.refresh_from_db()
+    assert campaign.status == "paused"
+
+
+def test_an_mturk_worker_gets_the_same_done_page_for_the_same_hit_and_new_work_for_a_new_one(
+        client, continuation):
+    hit = {"workerId": mturk_worker_id("A1"), "assignmentId": "3FIRST", "hitId": "H",
+           "turkSubmitTo": "https://www.mturk.com"}
+    first = start(client, continuation, params=hit)
+    for position in (1, 2, 3):
+        client.post(item_url(first, position), VALID_CONTINUATION)
+    assert client.get(entry(continuation), hit)["Location"] == done(first)
+    html = client.get(done(first)).content.decode()
+    assert 'name="assignmentId" value="3FIRST"' in html and "more=1" not in html
+    second_hit = {**hit, "assignmentId": "3SECOND"}
+    assert client.get(entry(continuation), second_hit).status_code == 200
+    second = start(client, continuation, params=second_hit)
+    assert second != first and second.mturk_assignment_id == "3SECOND"
+
+
+def test_a_closed_prolific_study_offers_the_no_work_code_to_a_newcomer(client, study):
+    Campaign.objects.filter(pk=study.pk).update(status="closed")
+    html = client.get(entry(study), PROLIFIC).content.decode()
+    assert "closed" in html
+    assert 'href="https://app.prolific.com/submissions/complete?cc=NOWORK9"' in html
+
+
+def test_the_api_sets_the_prolific_fields(owner):
+    from rest_framework.test import APIClient
+
+    from tests.factories import CONTINUATION_SCHEMA
+
+    api = APIClient()
+    api.force_authenticate(owner)
+    response = api.post("/api/campaigns/", {
+        "slug": "api-study", "name": "API study", "schema": CONTINUATION_SCHEMA,
+        "recruitment": "prolific", "completion_mode": "fixed", "completion_code": "C1",
+        "completion_code_no_work": "N1", "completion_code_failed_checks": "F1"}, format="json")
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert (body["recruitment"], body["completion_code_no_work"],
+            body["completion_code_failed_checks"]) == ("prolific", "N1", "F1")
+    assert api.post("/api/campaigns/", {"slug": "bad", "name": "x", "schema": CONTINUATION_SCHEMA,
+                                        "recruitment": "facebook"},
+                    format="json").status_code == 400

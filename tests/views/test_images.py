@@ -12,8 +12,8 @@ from django.core.files.storage import storages
 from campaigns.importing.items import parse_items
 from campaigns.importing.records import ImportRejected
 from campaigns.models import Item
+from campaigns.pages import render_markdown
 from campaigns.schema import parse_schema, validate_schema
-from campaigns.views.safe_markdown import render_markdown
 from tests.factories import make_campaign
 from tests.views.conftest import PROLIFIC, item_url, start
 

@@ -7,7 +7,6 @@ from django.utils import timezone
 from campaigns.errors import Conflict, ServiceError
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.schema import AnswerInvalid, parse_schema
-from campaigns.services.completion import completion_code_for
 from campaigns.work import (
     annotation_submit,
     assignment_claim,
@@ -16,6 +15,7 @@ from campaigns.work import (
     control_passed,
     worker_get_or_create,
 )
+from campaigns.work.completion import completion_code_for
 from tests.factories import (
     CONTINUATION_SCHEMA,
     RUBRIC_SCHEMA,

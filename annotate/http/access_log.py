@@ -1,0 +1,42 @@
+"""Assignment tokens kept out of the logs.
+
+An assignment's URL (/a/<token>/...) is the worker's bearer credential for their answers, so
+gunicorn's access log (MaskedAccessLogger, docker/gunicorn.conf.py) and Django's own request
+logs ("Not Found: /a/...", runserver's lines; MaskTokens on the console handler) write
+/a/[token]/ instead.
+"""
+from __future__ import annotations
+
+import logging
+import re
+
+from gunicorn.glogging import Logger
+
+TOKEN_IN_PATH = re.compile(r"/a/[^/?#\s\"]+")
+MASK = "/a/[token]"
+
+
+def mask_tokens(text: str) -> str:
+    return TOKEN_IN_PATH.sub(MASK, text) if "/a/" in text else text
+
+
+class MaskedAccessLogger(Logger):
+    """gunicorn's logger with the request line, path and referrer masked."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        for key in ("r", "U", "f", "{referer}i"):
+            if isinstance(atoms.get(key), str):
+                atoms[key] = mask_tokens(atoms[key])
+        return atoms
+
+
+class MaskTokens(logging.Filter):
+    """Rewrites a record's message with tokens masked (its arguments folded in first)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_tokens(message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True

@@ -1,0 +1,125 @@
+"""What the worker pages share: the item page's context, cached Markdown, message pages."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+
+from ..models import Campaign, Item
+from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
+from ..schema.images import image_src
+from ..schema.kinds.lines import split_segments
+from ..schema.outputs import shown_data
+from .fields import QuestionField, question_fields, timer_start
+from .markdown import render_markdown
+
+
+@lru_cache(maxsize=128)
+def markdown_cached(text: str) -> SafeString:
+    """Researcher Markdown rendered once per distinct text (instructions are long)."""
+    return render_markdown(text)
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value)
+    return str(value)
+
+
+def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
+    """The item's fields as the schema shows them; values stay plain text (escaped later)."""
+    rows = []
+    for d in schema.display:
+        value = data.get(d.field)
+        row = {"field": d.field, "label": d.label, "format": d.format, "help": d.help,
+               "prefix": d.prefix, "suffix": d.suffix}
+        if d.format == "lines":
+            row["lines"] = split_segments(value, d.split)
+        elif d.format == "image":
+            row["src"] = image_src(value)
+            row["alt"] = _as_text(data.get(d.alt_field)) if d.alt_field else d.label
+        else:
+            row["value"] = _as_text(value)
+        rows.append(row)
+    return rows
+
+
+def campaign_texts(campaign: Campaign) -> dict:
+    return {
+        "instructions_html": markdown_cached(campaign.instructions or ""),
+        "examples_html": markdown_cached(campaign.examples or ""),
+    }
+
+
+_BLANK_WIDGETS: dict[int, tuple[BaseQuestion, SafeString]] = {}  # id(question) -> HTML
+_BLANK_WIDGETS_MAX = 1024
+
+
+def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
+    """A question's partial rendered once per process while unanswered and without errors.
+
+    The partial (escaped as usual) reads nothing but the field, and an unanswered field
+    without errors is the same on every item, so its HTML is kept with the parsed question
+    (cached per schema); "" means: render the partial as usual.
+    """
+    question = field.question
+    if value is not None or field.errors or question.widget_reads_item \
+            or question.shuffles_options():
+        return ""
+    cached = _BLANK_WIDGETS.get(id(question))
+    if cached is None or cached[0] is not question:
+        if len(_BLANK_WIDGETS) >= _BLANK_WIDGETS_MAX:
+            _BLANK_WIDGETS.clear()
+        cached = (question, render_to_string(field.template, {"f": field}))
+        _BLANK_WIDGETS[id(question)] = cached
+    return cached[1]
+
+
+def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
+                 values: dict | None = None, errors: dict | None = None,
+                 preview: bool = False, order_seed: str | None = None) -> dict:
+    """Everything templates/campaigns/item.html needs for one item of an assignment
+    (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
+    without one)."""
+    schema = parse_schema_cached(campaign.schema)
+    fields, loose = question_fields(schema.questions, values=values, errors=errors,
+                                    item_data=shown_data(item.data, order_seed),
+                                    order_seed=order_seed)
+    for f in fields:
+        f.html = blank_widget_html(f, (values or {}).get(f.question.id))
+    return {
+        "campaign": campaign,
+        "position": position,
+        "total": total,
+        "display": display_rows(schema, item.data or {}),
+        "fields": fields,
+        "fields_with_errors": [f for f in fields if f.errors],
+        "loose_errors": loose,
+        "kind_scripts": sorted({q.script for q in schema.questions} - {""}),
+        "started": timer_start(),
+        "preview": preview,
+        **campaign_texts(campaign),
+    }
+
+
+def message_page(request: HttpRequest, *, heading: str, message: str, status: int = 200,
+                 campaign: Campaign | None = None, link_url: str = "",
+                 link_text: str = "") -> HttpResponse:
+    """A clear page for the cases that are not errors of the worker (closed, expired, ...)."""
+    return render(request, "campaigns/message.html",
+                  {"heading": heading, "message": message, "campaign": campaign,
+                   "link_url": link_url, "link_text": link_text}, status=status)
+
+
+def form_expired(request: HttpRequest, campaign: Campaign | None = None) -> HttpResponse:
+    """A worker form whose key does not match (an old page, or a page on another site)."""
+    return message_page(request, heading="This page has expired", status=403,
+                        campaign=campaign,
+                        message="The form could not be checked, so nothing was saved. Please "
+                                "go back, reload the page and try again.")

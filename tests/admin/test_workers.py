@@ -1,0 +1,67 @@
+"""Worker, assignment and annotation lists with counts and filters; a worker's page lists its
+assignments and checks (and every list, the item list too, in a constant number of queries)."""
+import pytest
+from django.urls import reverse
+
+from campaigns.models import Annotation, Item, Worker
+from tests.admin.conftest import add_items
+from tests.admin.simulate import simulate
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_worker_page_lists_assignments_timings_and_check_outcomes(researcher_client,
+                                                                      campaign):
+    add_items(campaign, 2)
+    Item.objects.create(campaign=campaign, external_id="attn-1", control="attention",
+                        data={"prompt": "p", "completion": "c"},
+                        gold={"coherence": 5}, slots_wanted=0)
+    campaign.attention_checks_per_assignment = 1
+    campaign.save()
+    (assignment,) = simulate(campaign, workers=1)
+    worker = assignment.worker
+    outcome = Annotation.objects.get(worker=worker, item__external_id="attn-1").control_passed
+    response = researcher_client.get(reverse("admin:campaigns_worker_change", args=[worker.pk]))
+    assert response.status_code == 200
+    text = response.content.decode()
+    assert f"#{assignment.pk}" in text and "Submitted" in text
+    assert "2 / 2" in text  # answered / items (one regular, one attention check)
+    assert "attn-1" in text
+    assert ("passed" if outcome else "failed") in text
+    assert "Pseudonym in exports" in text
+    answers = reverse("admin:campaigns_annotation_changelist")
+    assert f"{answers}?worker__id__exact={worker.pk}" in text
+    listed = researcher_client.get(answers, {"worker__id__exact": worker.pk})
+    assert listed.context["cl"].result_count == 2
+
+
+def test_the_worker_list_counts_assignments_and_filters_by_platform(researcher_client, campaign):
+    add_items(campaign, 3)
+    simulate(campaign, workers=2)
+    Worker.objects.create(campaign=campaign, platform="mturk", platform_id="A1")
+    url = reverse("admin:campaigns_worker_changelist")
+    response = researcher_client.get(url)
+    assert response.context["cl"].result_count == 3
+    first = response.context["cl"].result_list[0]
+    assert (first._assignments, first._submitted, first._annotations) == (1, 1, 1)
+    response = researcher_client.get(url, {"platform__exact": "mturk"})
+    assert response.context["cl"].result_count == 1
+
+
+def test_the_worker_and_item_lists_use_a_constant_number_of_queries(researcher_client,
+                                                                    researcher):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.factories import make_campaign
+
+    counts = []
+    for workers in (1, 5):
+        campaign = make_campaign(owner=researcher)
+        add_items(campaign, 5)
+        simulate(campaign, workers=workers)
+        for model in ("worker", "item", "assignment", "annotation"):
+            with CaptureQueriesContext(connection) as queries:
+                researcher_client.get(reverse(f"admin:campaigns_{model}_changelist"))
+            counts.append((model, len(queries)))
+    assert counts[:4] == counts[4:], counts

@@ -1,0 +1,97 @@
+"""Against a real gunicorn (docker/gunicorn.conf.py): the API throttle holds under concurrent
+token requests, and assignment tokens never reach the access log or Django's request log."""
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from tests.celery_workers import child_database_url
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+RATE = 40
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def web(tmp_path, settings):
+    """gunicorn, two workers of eight threads, sharing Redis for its counters."""
+    port = _free_port()
+    redis = settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else ""
+    if not redis:
+        pytest.skip("needs Redis (CELERY_BROKER_URL=redis://...) for counters shared by workers")
+    env = {**os.environ, "DATABASE_URL": child_database_url(), "GUNICORN_BIND": f"127.0.0.1:{port}",
+           "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "8",
+           "GUNICORN_ACCESSLOG": str(tmp_path / "access.log"), "CACHE_URL": redis,
+           "API_THROTTLE_RATE": f"{RATE}/min", "MEDIA_ROOT": str(tmp_path),
+           "PYTHONUNBUFFERED": "1"}
+    log = (tmp_path / "gunicorn.log").open("ab")
+    proc = subprocess.Popen(  # noqa: S603 - fixed argv, our own server
+        [sys.executable, "-m", "gunicorn", "-c", "docker/gunicorn.conf.py",
+         "annotate.wsgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/healthz", timeout=2).close()  # noqa: S310
+            break
+        except urllib.error.HTTPError:
+            break
+        except OSError:
+            time.sleep(0.2)
+    else:
+        pytest.fail("gunicorn did not start: " + (tmp_path / "gunicorn.log").read_text())
+    yield base, tmp_path
+    os.killpg(proc.pid, 9)
+    proc.wait(timeout=10)
+    log.close()
+
+
+def _status(url: str, headers: dict | None = None) -> int:
+    request = urllib.request.Request(url, headers=headers or {})  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+            response.read()
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_concurrent_token_requests_get_exactly_the_rate(web, owner, settings):
+    import redis
+
+    store = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    for key in store.scan_iter("annotate-limits*api-token*"):  # counts of earlier runs
+        store.delete(key)
+    base, _ = web
+    token = Token.objects.get_or_create(user=owner)[0].key
+    headers = {"Authorization": f"Token {token}"}
+    with ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(lambda _: _status(f"{base}/api/campaigns/", headers),
+                                 range(3 * RATE)))
+    assert statuses.count(200) == RATE and statuses.count(429) == 2 * RATE
+
+
+def test_assignment_tokens_are_masked_in_the_access_log_and_the_request_log(web):
+    base, logs = web
+    secret = "tok3nSECRETvalue123456"
+    for path in (f"/a/{secret}/1/", f"/a/{secret}/finish/", f"/a/{secret}/done/?x=1"):
+        assert _status(base + path) == 404
+    time.sleep(0.5)
+    written = (logs / "access.log").read_text() + (logs / "gunicorn.log").read_text()
+    assert "/a/[token]/1/" in written and "Not Found: /a/[token]/1/" in written
+    assert secret not in written
