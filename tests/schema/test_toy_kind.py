@@ -220,7 +220,8 @@ def standin(settings):
 
 @pytest.mark.django_db
 def test_a_judge_run_asks_the_kinds_prompt_and_schema_and_the_export_carries_its_answers(
-        owner, hearts, standin, settings, tmp_path, django_capture_on_commit_callbacks):
+        owner, hearts, standin, settings, tmp_path, django_capture_on_commit_callbacks,
+        celery_eager):
     from campaigns.services.judge_runs import judge_run_execute, judge_run_start
     from campaigns.services.judges import judge_create
 
