@@ -1,8 +1,10 @@
-"""Factories for test objects; schemas cover every question kind."""
+"""Factories for test objects: named schemas of real studies, and a schema, a question and an
+item of any registered kind built from the kind's own worked example (its `example`)."""
 import hashlib
 import itertools
 
 from campaigns.models import Campaign
+from campaigns.schema import REGISTRY
 
 _counter = itertools.count(1)
 
@@ -162,3 +164,26 @@ def prolific_pid(name: str) -> str:
 def mturk_worker_id(name: str) -> str:
     """A worker id in MTurk's form (A and 13 capitals and digits), the same for a name."""
     return "A" + hashlib.sha256(f"mturk:{name}".encode()).hexdigest()[:13].upper()
+
+
+# --- any registered kind, from its worked example (campaigns.schema.contract.KindExample) ----
+
+KIND_DISPLAY_FIELD = "text"
+
+
+def kind_question(kind: str, qid: str | None = None, **settings) -> dict:
+    """One question of a registered kind: the kind's example settings, overridable."""
+    example = REGISTRY[kind].example
+    return {"id": qid or f"q_{kind}", "kind": kind, "text": f"The {kind} question",
+            **example.settings, **settings}
+
+
+def kind_schema(kind: str, **settings) -> dict:
+    """A schema showing one item field and asking one question of the kind."""
+    return {"display": [{"field": KIND_DISPLAY_FIELD, "label": "Text"}],
+            "questions": [kind_question(kind, **settings)]}
+
+
+def kind_item_data(kind: str) -> dict:
+    """Item data for kind_schema(kind): the shown field and what the kind's example reads."""
+    return {KIND_DISPLAY_FIELD: "An item to judge.", **REGISTRY[kind].example.item}

@@ -14,7 +14,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from ..errors import ServiceError
-from ..judging.prompts import PromptTemplateInvalid
+from ..judging.prompts import NotJudgeable, PromptTemplateInvalid
 from ..judging.providers import encrypt_key, providers
 from ..models import Item, Judge, JudgeOutput, JudgeRun
 from ..schema import SchemaInvalid
@@ -167,7 +167,7 @@ class JudgeAdmin(CampaignScopedAdmin):
         if item is not None:
             try:
                 preview = judge_prompt_preview(judge, item)
-            except (SchemaInvalid, PromptTemplateInvalid) as exc:
+            except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable) as exc:
                 error = str(exc)
         status = 404 if wanted and item is None else 400 if error else 200
         schema_json = json.dumps(preview.json_schema, indent=2) if preview else ""
@@ -192,7 +192,7 @@ class JudgeAdmin(CampaignScopedAdmin):
                 estimate = judge_run_estimate(judge, scope)
             except ServiceError as exc:
                 error = exc.message
-            except (SchemaInvalid, PromptTemplateInvalid) as exc:
+            except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable) as exc:
                 error = str(exc)
         return TemplateResponse(request, "admin/campaigns/judge/run.html", self._context(
             request, judge, f"Run {judge.name}", form=form, estimate=estimate, error=error),

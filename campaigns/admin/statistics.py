@@ -21,7 +21,7 @@ from annotate.http.outage import retry_later
 from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ImportJob, Worker
-from ..schema import SchemaInvalid, parse_schema
+from ..schema import Capability, SchemaInvalid, parse_schema
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
 from ..services.statistics import Cached, Kind, statistics_request
@@ -103,7 +103,8 @@ def _error_spans(statistics: dict, campaign: Campaign) -> list[dict]:
         questions = {}
     for entry in statistics.get("error_spans", []):
         question = questions.get(entry["question"])
-        labels = question.span_labels() if question is not None else {}
+        labels = (question.span_labels() if question is not None
+                  and question.supports(Capability.ERROR_SPANS) else {})
         answers = sorted((r["system"], r["answers"]) for r in entry["mqm"])
         tables = {}
         for by in ("severity", "category"):

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 
-SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "pairwise_preference",
-            "best_worst", "error_spans", "quality", "judges", "planning")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -82,21 +80,7 @@ def _label(row: dict) -> str:
 
 def report_markdown(report: dict) -> str:
     """The report as Markdown: headings, sentences and tables, every supplied text escaped."""
-    d = report["design"]
-    platforms = ", ".join(f"{n} via {_md(p)}" for p, n in d["raters_by_platform"].items())
-    out = [f"# Evaluation report: {_md(report['campaign'])}", "", "## Design", "",
-           f"- Items: {d['items']} regular items from {d['systems']} system(s) "
-           f"({d['items_per_system_min']}-{d['items_per_system_max']} per system); "
-           f"{d['control_items']} attention or gold items besides.",
-           f"- Raters: {d['raters']} human rater(s) ({platforms or 'none'}); ratings per "
-           f"item: median {_num(d['raters_per_item_median'], 1)} (range "
-           f"{d['raters_per_item_min']}-{d['raters_per_item_max']}).",
-           f"- LLM judges: {', '.join(_md(j) for j in d['judges']) or 'none'}.",
-           f"- Payment: {_md(d['payment']) if d.get('payment') else 'not recorded'}.",
-           f"- Figures from: {_md(report['figures_from'])}.", ""]
-    out += ["## Design warnings", ""]
-    out += [f"- **{_md(w['code'])}**: {_md(w['message'])}" for w in report["warnings"]] or [
-        "- None."]
+    out = _design_markdown(report)
     out += ["", "## Agreement (Krippendorff's alpha, 95% bootstrap interval over items)", ""]
     out += _table(["Question", "Subset", "Level", "alpha", "95% CI", "Items", "Raters"], [
         [_label(r), _md(", ".join(f"{k} = {v}" for k, v in r["subset"].items())
@@ -127,7 +111,38 @@ def report_markdown(report: dict) -> str:
             f"{'excluded' if q['excluded'] else 'kept'} ({q['annotations_used']} of "
             f"{q['annotations']} human annotations used).", ""]
     out += [f"- {_md(f['worker'])}: {_md('; '.join(f['reasons']))}" for f in q["flagged"]]
-    out += ["", "## Judge alignment (against the human consensus)", ""]
+    out += _judges_markdown(report)
+    out += ["## Planning", ""]
+    out += _table(["Question", "Effect", "Power", "Items/system now", "Items/system needed",
+                   "Ratings/item now", "Ratings/item needed"], [
+        [_md(p["question"]), _num(p["effect"], 2), _num(p["power"], 2),
+         str(p["items_per_system"]), str(p["items_per_system_needed"]),
+         _num(p["ratings_per_item"], 1), _md(p["ratings_per_item_needed"] or "no number")]
+        for p in report["planning"]]) if report["planning"] else ["No numeric question.", ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _design_markdown(report: dict) -> list[str]:
+    d = report["design"]
+    platforms = ", ".join(f"{n} via {_md(p)}" for p, n in d["raters_by_platform"].items())
+    out = [f"# Evaluation report: {_md(report['campaign'])}", "", "## Design", "",
+           f"- Items: {d['items']} regular items from {d['systems']} system(s) "
+           f"({d['items_per_system_min']}-{d['items_per_system_max']} per system); "
+           f"{d['control_items']} attention or gold items besides.",
+           f"- Raters: {d['raters']} human rater(s) ({platforms or 'none'}); ratings per "
+           f"item: median {_num(d['raters_per_item_median'], 1)} (range "
+           f"{d['raters_per_item_min']}-{d['raters_per_item_max']}).",
+           f"- LLM judges: {', '.join(_md(j) for j in d['judges']) or 'none'}.",
+           f"- Payment: {_md(d['payment']) if d.get('payment') else 'not recorded'}.",
+           f"- Figures from: {_md(report['figures_from'])}.", ""]
+    out += ["## Design warnings", ""]
+    out += [f"- **{_md(w['code'])}**: {_md(w['message'])}" for w in report["warnings"]] or [
+        "- None."]
+    return out
+
+
+def _judges_markdown(report: dict) -> list[str]:
+    out = ["", "## Judge alignment (against the human consensus)", ""]
     if report["judge_failed_outputs"]:
         kept = report["options"].get("include_failed_judge_outputs")
         listed = ", ".join(f"{_md(f['judge'])}/{_md(f['item'])} ({_md(f['reason'])})"
@@ -142,14 +157,7 @@ def report_markdown(report: dict) -> str:
     header = ["Judge (or human)", "Question", "Items", "Exact", "kappa [95% CI]",
               "alpha [95% CI]", "Spearman", "System Kendall"]
     out += _table(header, rows) if rows else ["No judge or human ceiling figures.", ""]
-    out += ["## Planning", ""]
-    out += _table(["Question", "Effect", "Power", "Items/system now", "Items/system needed",
-                   "Ratings/item now", "Ratings/item needed"], [
-        [_md(p["question"]), _num(p["effect"], 2), _num(p["power"], 2),
-         str(p["items_per_system"]), str(p["items_per_system_needed"]),
-         _num(p["ratings_per_item"], 1), _md(p["ratings_per_item_needed"] or "no number")]
-        for p in report["planning"]]) if report["planning"] else ["No numeric question.", ""]
-    return "\n".join(out).rstrip() + "\n"
+    return out
 
 
 def _error_spans_markdown(entries: list[dict]) -> list[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
-from ..schema import BaseQuestion, TaskSchema
+from ..schema import BaseQuestion, Capability, TaskSchema
 from .pseudonyms import worker_pseudonym
 
 # The values_list() fields read per annotation, in this order (see META_COLUMNS for the output).
@@ -113,7 +113,7 @@ class ColumnPlan:
         self.control_passed_at = len(self.meta_columns) - 1
 
     def question_parts(self, question: BaseQuestion) -> list[str]:
-        if question.sized_by_answers:
+        if question.supports(Capability.SIZED_BY_ANSWERS):
             return question.parts_for(self.line_counts.get(question.id, 0))
         return question.parts()
 

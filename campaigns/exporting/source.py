@@ -12,7 +12,7 @@ from django.db.models import Count, F, Func, IntegerField, Max, QuerySet, TextFi
 from django.db.models.functions import Cast
 
 from ..models import Annotation, JudgeOutput
-from ..schema import TaskSchema
+from ..schema import Capability, TaskSchema
 from .columns import SOURCE_FIELDS, TIMESTAMP_FIELDS
 
 CHUNK_SIZE = 2000
@@ -103,7 +103,7 @@ class JsonArrayLength(Func):
 def line_counts(scope: ExportScope, schema: TaskSchema) -> dict[str, int]:
     """Per question sized by its answers (lines: the most segments any exported answer has),
     the longest answer list, in one aggregate query."""
-    ids = [q.id for q in schema.questions if q.sized_by_answers]
+    ids = [q.id for q in schema.questions if q.supports(Capability.SIZED_BY_ANSWERS)]
     if not ids:
         return {}
     found = scope.queryset().aggregate(

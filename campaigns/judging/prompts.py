@@ -20,7 +20,7 @@ from django.conf import settings
 from django.template import Context, Engine, Node, NodeList, Template, TemplateSyntaxError
 from django.template.defaulttags import ForNode, IfNode
 
-from ..schema import TaskSchema
+from ..schema import Capability, TaskSchema
 from ..schema.kinds.lines import split_segments
 from .template_library import FILTERS, TAGS
 
@@ -51,6 +51,19 @@ class PromptTemplateInvalid(ValueError):
 
 class PromptTooLarge(PromptTemplateInvalid):
     """A render went over its budget; the message says which."""
+
+
+class NotJudgeable(ValueError):
+    """The schema has a question whose kind an LLM judge cannot answer; the message names it."""
+
+
+def check_judgeable(schema: TaskSchema) -> None:
+    """NotJudgeable naming each question whose kind lacks the LLM_JUDGE capability."""
+    missing = [q for q in schema.questions if not q.supports(Capability.LLM_JUDGE)]
+    if missing:
+        named = ", ".join(f"{q.id!r} (a {q.kind} question)" for q in missing)
+        raise NotJudgeable(f"An LLM judge cannot answer {named}: the kind gives a judge no "
+                           "prompt section or answer schema.")
 
 
 def check_template(text: str) -> Template:
@@ -166,6 +179,7 @@ def _field_text(value: Any, fmt: str, split: str) -> str:
 
 def answer_format(schema: TaskSchema, item_data: dict | None) -> str:
     """The plain-text instruction for the JSON object, one line per question key."""
+    check_judgeable(schema)
     lines = ["Answer with one JSON object and nothing else (no prose, no code fence), "
              "with these keys:"]
     for q in schema.questions:
@@ -177,6 +191,7 @@ def answer_format(schema: TaskSchema, item_data: dict | None) -> str:
 def answers_json_schema(schema: TaskSchema, item_data: dict | None = None) -> dict:
     """The JSON Schema of a campaign's answers (one item's when `item_data` is given): each
     question's kind gives its part; required questions are required keys."""
+    check_judgeable(schema)
     return {
         "type": "object",
         "properties": {q.id: q.json_schema(item_data) for q in schema.questions},
@@ -188,6 +203,7 @@ def answers_json_schema(schema: TaskSchema, item_data: dict | None = None) -> di
 def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
                    external_id: str = "") -> dict:
     """Everything a template may use; plain strings and dicts only."""
+    check_judgeable(schema)
     data = {str(k): v for k, v in (item_data or {}).items()}
     shown = {d.field: _field_text(data.get(d.field), d.format, d.split) for d in schema.display}
     display = "\n\n".join(

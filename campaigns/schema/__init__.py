@@ -14,11 +14,13 @@ from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
 from .base import AnswerInvalid, BaseQuestion, Strict
-from .kinds import REGISTRY, kind_name
+from .contract import Capability
+from .kinds import REGISTRY, check_kind
 
 __all__ = [
     "AnswerInvalid",
     "BaseQuestion",
+    "Capability",
     "DisplayField",
     "SchemaIssue",
     "SchemaInvalid",
@@ -186,11 +188,10 @@ def _rebuild() -> None:
 def register_kind(question_class: type[BaseQuestion]) -> type[BaseQuestion]:
     """Add a question kind (a BaseQuestion subclass with `kind: Literal["name"]`).
 
-    Usable as a class decorator. A name already taken by another class is refused.
+    Usable as a class decorator. The kind must keep the contract (KindIncomplete names what
+    it misses); a name already taken by another class is refused.
     """
-    if not issubclass(question_class, BaseQuestion):
-        raise TypeError(f"{question_class.__name__} is not a BaseQuestion")
-    name = kind_name(question_class)
+    name = check_kind(question_class)
     if REGISTRY.get(name, question_class) is not question_class:
         raise ValueError(f"question kind {name!r} is already registered")
     REGISTRY[name] = question_class

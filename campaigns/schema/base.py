@@ -1,4 +1,5 @@
-"""The question-kind interface: what every kind defines, and the errors it raises."""
+"""The question-kind interface: BaseQuestion (the contract's defaults and absences), the errors
+a kind raises and the helpers kinds share."""
 from __future__ import annotations
 
 import random
@@ -8,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from .contract import Capability, CapabilityMissing, KindExample
 
 ID_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,63}$"
 FIELD_PREFIX = "q-"
@@ -75,7 +78,13 @@ class Point(Strict):
 
 
 class BaseQuestion(Strict):
-    """Fields every question kind has; a kind subclasses it with its own settings."""
+    """Fields every question kind has; a kind subclasses it with its own settings.
+
+    The contract (campaigns/schema/contract.py): a kind must define `kind`, `template`,
+    `example`, validate_answer() and example_answer(); the hooks below have defaults; every
+    other method belongs to one capability, which the kind lists in `capabilities` and the
+    shared code asks about with supports(). A capability's methods here give its absence.
+    """
 
     id: str = Field(pattern=ID_PATTERN)
     kind: str
@@ -83,33 +92,64 @@ class BaseQuestion(Strict):
     required: bool = True
     help: str = ""
 
-    # Set by each kind's module.
-    measurement: ClassVar[MeasurementLevel] = "nominal"
-    # The widget partial (given the QuestionField as `f`) and its static script, if any.
+    # --- required of every kind (checked when the kind is registered) ----------------------
+    # The widget partial (given the QuestionField as `f`).
     template: ClassVar[str] = ""
+    # The worked example the test factories and the kind test matrix use.
+    example: ClassVar[KindExample | None] = None
+    # What the kind can do beyond the required (see contract.CAPABILITIES).
+    capabilities: ClassVar[frozenset[Capability]] = frozenset()
+
+    @classmethod
+    def supports(cls, capability: Capability) -> bool:
+        """Whether this kind declares `capability` (then its methods are defined)."""
+        return capability in cls.capabilities
+
+    def validate_answer(self, raw: Any, item_data: dict | None) -> Any:
+        """Return the cleaned answer or raise AnswerInvalid. `raw` is never None here."""
+        raise NotImplementedError  # every kind defines it (checked at registration)
+
+    def example_answer(self, item_data: dict | None, rng: random.Random) -> Any:
+        """A valid answer, drawn with `rng` (simulated workers in tests and benchmarks)."""
+        raise NotImplementedError  # every kind defines it (checked at registration)
+
+    # --- hooks: defaults most kinds keep ------------------------------------------------------
+    # The widget's static script, if any.
     script: ClassVar[str] = ""
     # Whether the unanswered widget depends on the item (then it is never cached blank).
     widget_reads_item: ClassVar[bool] = False
     # Whether errors of parts sit next to their part, with a summary on the fieldset.
     part_errors: ClassVar[bool] = False
-    # A fixed scale with few distinct values: agreement on its numeric parts reads the
-    # per-item tallies the database trigger keeps (campaigns.models.ItemTally).
-    tallied: ClassVar[bool] = False
-    # Whether the export's columns depend on the longest answer (see parts_for()).
-    sized_by_answers: ClassVar[bool] = False
-    # Whether an LLM judge may answer this question with a dict keyed by its parts.
-    judged_by_parts: ClassVar[bool] = False
     # Whether validate_answer() needs the item's data (then stored answers are rechecked per
     # item when an answered question changes, not per distinct answer).
     answer_reads_item: ClassVar[bool] = False
 
-    def validate_answer(self, raw: Any, item_data: dict | None) -> Any:
-        """Return the cleaned answer or raise AnswerInvalid. `raw` is never None here."""
-        raise NotImplementedError
-
     def is_empty(self, raw: Any) -> bool:
         """Whether `raw` counts as 'not answered' (then `required` decides)."""
         return raw is None or raw == "" or raw == [] or raw == {}
+
+    def form_value(self, post: Any, prefix: str) -> Any:
+        """Read this question's raw answer from a submitted form (a QueryDict)."""
+        value = post.get(prefix)
+        return None if value in (None, "") else value
+
+    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
+        """What the template shows besides the question: choices, current value, rows."""
+        return {"value": as_text(value)}
+
+    def item_fields(self) -> list[str]:
+        """Item data keys this question needs on every imported item."""
+        return []
+
+    def prepare_item(self, data: dict) -> dict[str, str]:
+        """Normalise an imported item's data for this question; problems keyed by field."""
+        return {}
+
+    def is_low_reference(self, part: str, value: Any) -> bool:
+        """Whether a gold atom marks a deliberately degraded reference (WMT's bad references)."""
+        return False
+
+    # --- ATOMIC_PARTS (absent: the whole answer is one part "") ------------------------------
 
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
         """The answer as atomic (part, value) pairs; part "" means the whole answer.
@@ -130,7 +170,7 @@ class BaseQuestion(Strict):
         give something else; campaigns/exporting/sql.py renders the values as the csv writer
         does. None: this kind's answers are exported by the Python path.
         """
-        if type(self).atoms is BaseQuestion.atoms:
+        if not self.supports(Capability.ATOMIC_PARTS):
             return [("", answer_sql)]
         return None
 
@@ -141,63 +181,43 @@ class BaseQuestion(Strict):
         where atoms() would fail (the Python path then writes the answer as JSON text). None:
         this kind's answers are exported by the Python path.
         """
-        if type(self).atoms is BaseQuestion.atoms:
+        if not self.supports(Capability.ATOMIC_PARTS):
             return f"SELECT ''::text, {answer_sql}, 0"
         return None
-
-    def part_measurement(self, part: str) -> MeasurementLevel:
-        """The level of measurement of one atomic part (for agreement statistics)."""
-        return self.measurement
-
-    def parts_for(self, n: int) -> list[str]:
-        """The export's parts when the longest exported answer has n entries."""
-        return self.parts()
 
     def path_parts(self) -> list[str] | None:
         """Parts whose atom is a plain JSON lookup (the answer, or one key of it), which the
         database can extract; None when only atoms() can split an answer."""
-        return [""] if type(self).atoms is BaseQuestion.atoms else None
-
-    def is_free_text(self, part: str) -> bool:
-        """Free-text atoms (comments, rewrites, 'other' reasons) carry no rating to agree on."""
-        return False
+        return None if self.supports(Capability.ATOMIC_PARTS) else [""]
 
     def part_texts(self) -> dict[str, str]:
         """What each rated part asks, for the statistics tables."""
         return {"": self.text}
 
-    def is_low_reference(self, part: str, value: Any) -> bool:
-        """Whether a gold atom marks a deliberately degraded reference (WMT's bad references)."""
-        return False
+    # --- SIZED_BY_ANSWERS ---------------------------------------------------------------------
 
-    def item_fields(self) -> list[str]:
-        """Item data keys this question needs on every imported item."""
-        return []
+    def parts_for(self, n: int) -> list[str]:
+        """The export's parts when the longest exported answer has n entries."""
+        raise CapabilityMissing(self, Capability.SIZED_BY_ANSWERS)
 
-    def prepare_item(self, data: dict) -> dict[str, str]:
-        """Normalise an imported item's data for this question; problems keyed by field."""
-        return {}
+    # --- AGREEMENT (absent: every part is free text) -----------------------------------------
+    measurement: ClassVar[MeasurementLevel | None] = None
 
-    def from_judge_parts(self, parsed: dict) -> Any:
-        """The answer from a judge's dict keyed by parts (judged_by_parts kinds)."""
-        raise NotImplementedError
+    def part_measurement(self, part: str) -> MeasurementLevel | None:
+        """The level of measurement of one atomic part (for agreement statistics)."""
+        return self.measurement
 
-    def form_value(self, post: Any, prefix: str) -> Any:
-        """Read this question's raw answer from a submitted form (a QueryDict)."""
-        value = post.get(prefix)
-        return None if value in (None, "") else value
+    def is_free_text(self, part: str) -> bool:
+        """Free-text atoms (comments, rewrites, 'other' reasons) carry no rating to agree on."""
+        return not self.supports(Capability.AGREEMENT)
 
-    def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
-        """What the template shows besides the question: choices, current value, rows."""
-        return {"value": as_text(value)}
-
-    # Whether the question judges an item's several outputs (campaigns/schema/outputs.py):
-    # then the page shows them in the assignment's order and record_order() stores it.
-    judges_outputs: ClassVar[bool] = False
+    # --- JUDGES_OUTPUTS (campaigns/schema/outputs.py) -----------------------------------------
 
     def record_order(self, raw: Any, systems: list[str]) -> Any:
         """The raw answer with the systems in the order the worker was shown them."""
-        return raw
+        raise CapabilityMissing(self, Capability.JUDGES_OUTPUTS)
+
+    # --- SHUFFLES_OPTIONS (absent: the schema's order) ---------------------------------------
 
     def shuffles_options(self) -> bool:
         """Whether each assignment shows this question's options in its own order (then the
@@ -206,51 +226,51 @@ class BaseQuestion(Strict):
 
     def shown_widget(self, extra: dict, seed: str) -> dict:
         """The widget's context with the options in the order `seed` draws."""
-        return extra
+        raise CapabilityMissing(self, Capability.SHUFFLES_OPTIONS)
 
     def record_shown(self, raw: Any, seed: str) -> Any:
         """The raw answer with the options' order that `seed` showed the worker."""
-        return raw
+        raise CapabilityMissing(self, Capability.SHUFFLES_OPTIONS)
 
-    def preferences(self, answer: Any) -> list[tuple[str, str, float]]:
-        """A stored answer as paired comparisons (system shown first, system shown second,
-        the first one's result: 1 win, 0.5 tie, 0 loss); [] when it compares no systems."""
-        return []
+    # --- LLM_JUDGE: the prompt section and the answer's JSON Schema --------------------------
 
-    def best_worst(self, answer: Any) -> tuple[list[str], str, str] | None:
-        """A stored answer as (systems shown, system chosen best, system chosen worst) for the
-        best-worst scores; None when it is not such a choice."""
-        return None
+    def prompt_section(self, item_data: dict | None) -> str:
+        """What a judge reads about this question: the question, its help and its scale
+        (points, levels, anchors, options), plus anything it needs from the item."""
+        raise CapabilityMissing(self, Capability.LLM_JUDGE)
 
-    def error_spans(self, answer: Any) -> list[dict] | None:
-        """A stored answer as error spans ({start, end, severity, category}) for the span
-        statistics; None when the kind marks no spans. A kind that gives spans also gives
-        weight(severity, category), source_field (the field whose words normalise MQM) and
-        span_labels() (its severities and categories in the schema's order, for tables)."""
-        return None
+    def prompt_answer(self, item_data: dict | None) -> str:
+        """One line telling a judge what value to give under this question's key."""
+        raise CapabilityMissing(self, Capability.LLM_JUDGE)
 
-    def span_labels(self) -> dict[str, list[str]]:
-        """For a kind that gives error spans: {"severity": [...], "category": [...]} as the
-        schema lists them."""
-        return {}
+    def json_schema(self, item_data: dict | None) -> dict:
+        """The JSON Schema of a stored answer (what validate_answer returns); item-dependent
+        parts (the number of lines) are fixed only when `item_data` is given."""
+        raise CapabilityMissing(self, Capability.LLM_JUDGE)
+
+    # --- JUDGED_BY_PARTS ----------------------------------------------------------------------
+
+    def from_judge_parts(self, parsed: dict) -> Any:
+        """The answer from a judge's dict keyed by this question's parts."""
+        raise CapabilityMissing(self, Capability.JUDGED_BY_PARTS)
+
+    # --- OPTION_VALUES ------------------------------------------------------------------------
 
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
         """A stored answer with the option value `old` renamed `new` (a recorded migration of
-        the answers); raise NotImplementedError when this kind has no option values."""
-        raise NotImplementedError
+        the answers)."""
+        raise CapabilityMissing(self, Capability.OPTION_VALUES)
 
     def schema_with_value_renamed(self, question: dict, old: str, new: str) -> dict:
         """This question's schema JSON with the option value `old` renamed `new`."""
         return {**question, "options": [{**o, "value": new} if o.get("value") == old else o
                                         for o in question.get("options", [])]}
 
-    def example_answer(self, item_data: dict | None, rng: random.Random) -> Any:
-        """A valid answer, drawn with `rng` (simulated workers in tests and benchmarks)."""
-        raise NotImplementedError
+    # --- DASHBOARD (absent: no chart) ---------------------------------------------------------
 
     def dashboard_rows(self, reader: AnswerReader) -> Any:
-        """Rows (system, value, how many) for dashboard_count(); None: no distribution."""
-        return None
+        """Rows (system, value, how many) for dashboard_count()."""
+        raise CapabilityMissing(self, Capability.DASHBOARD)
 
     def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
         """Add n answers of one row to the counter (keys as in dashboard_charts())."""
@@ -258,23 +278,32 @@ class BaseQuestion(Strict):
 
     def dashboard_charts(self) -> list[ChartSpec]:
         """The dashboard's distributions of this question."""
-        return []
+        raise CapabilityMissing(self, Capability.DASHBOARD)
 
-    # --- LLM judges: the prompt section and the answer's JSON Schema ----------------------
+    # --- PREFERENCES, BEST_WORST, ERROR_SPANS: the statistics' per-kind tables ---------------
 
-    def prompt_section(self, item_data: dict | None) -> str:
-        """What a judge reads about this question: the question, its help and its scale
-        (points, levels, anchors, options), plus anything it needs from the item."""
-        raise NotImplementedError
+    def preferences(self, answer: Any) -> list[tuple[str, str, float]]:
+        """A stored answer as paired comparisons (system shown first, system shown second,
+        the first one's result: 1 win, 0.5 tie, 0 loss); [] when it compares no systems."""
+        raise CapabilityMissing(self, Capability.PREFERENCES)
 
-    def prompt_answer(self, item_data: dict | None) -> str:
-        """One line telling a judge what value to give under this question's key."""
-        raise NotImplementedError
+    def best_worst(self, answer: Any) -> tuple[list[str], str, str] | None:
+        """A stored answer as (systems shown, system chosen best, system chosen worst) for the
+        best-worst scores; None when it is not such a choice."""
+        raise CapabilityMissing(self, Capability.BEST_WORST)
 
-    def json_schema(self, item_data: dict | None) -> dict:
-        """The JSON Schema of a stored answer (what validate_answer returns); item-dependent
-        parts (the number of lines) are fixed only when `item_data` is given."""
-        raise NotImplementedError
+    def error_spans(self, answer: Any) -> list[dict] | None:
+        """A stored answer as error spans ({start, end, severity, category}) for the span
+        statistics; None when it is not a list of spans."""
+        raise CapabilityMissing(self, Capability.ERROR_SPANS)
+
+    def span_labels(self) -> dict[str, list[str]]:
+        """{"severity": [...], "category": [...]} as the schema lists them (for tables)."""
+        raise CapabilityMissing(self, Capability.ERROR_SPANS)
+
+    def weight(self, severity: str, category: str | None) -> float:
+        """The MQM weight of one error of this severity and category."""
+        raise CapabilityMissing(self, Capability.ERROR_SPANS)
 
 
 def prompt_heading(question: BaseQuestion) -> str:

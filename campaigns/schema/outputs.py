@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from .base import AnswerInvalid
+from .contract import Capability
 
 OUTPUTS = "outputs"
 CSV_PREFIX = "output:"
@@ -127,7 +128,7 @@ def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
     shown = {}
     for qid, raw in answers.items():
         question = by_id.get(qid)
-        if question is not None and systems:
+        if question is not None and systems and question.supports(Capability.JUDGES_OUTPUTS):
             raw = question.record_order(raw, systems)
         if question is not None and question.shuffles_options():
             raw = question.record_shown(raw, seed)
@@ -137,4 +138,5 @@ def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
 
 def needs_shown_answers(schema: Any) -> bool:
     """Whether answers to this schema record what the page showed (see shown_answers)."""
-    return any(q.judges_outputs or q.shuffles_options() for q in schema.questions)
+    return any(q.supports(Capability.JUDGES_OUTPUTS) or q.shuffles_options()
+               for q in schema.questions)

@@ -13,7 +13,7 @@ from django.db.models.functions import Cast, Coalesce, TruncDate
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, Campaign, Item, Worker
-from ..schema import SchemaInvalid, TaskSchema, parse_schema
+from ..schema import Capability, SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import ChartSpec
 
 NO_SYSTEM = "(no system)"
@@ -255,8 +255,9 @@ def score_distributions(*, campaign: Campaign) -> list[Chart]:
                      .order_by())
     systems: set[str] = set()
     for q in schema.questions:
-        rows = q.dashboard_rows(reader)
-        for system, value, n in rows or ():
+        if not q.supports(Capability.DASHBOARD):
+            continue
+        for system, value, n in q.dashboard_rows(reader):
             system = system or NO_SYSTEM
             systems.add(system)
             if value is not None:
@@ -295,7 +296,7 @@ class _Reader:
 
 def _charts(schema: TaskSchema, counters, systems: list[str]) -> list[Chart]:
     charts = []
-    for q in schema.questions:
+    for q in (q for q in schema.questions if q.supports(Capability.DASHBOARD)):
         for spec in q.dashboard_charts():
             charts.append(_chart(q.id, spec, counters[q.id], systems))
     return charts

@@ -10,6 +10,7 @@ from django.db.models import F, QuerySet, Sum
 
 from ..judging.prompts import (
     answers_json_schema,
+    check_judgeable,
     compile_template,
     default_template,
     prompt_context,
@@ -143,6 +144,7 @@ def judge_run_estimate(judge: Judge, scope: dict) -> dict:
     """Requests and tokens a run would need (outputs already stored cost nothing), and the
     cost when the judge has prices. Prompt tokens are counted as characters / 4."""
     schema = parse_schema(judge.campaign.schema)
+    check_judgeable(schema)  # refused even before the campaign has items
     template = compile_template(judge_template_text(judge, schema))
     stored = set(JudgeOutput.objects.filter(judge=judge, failed=False)
                  .values_list("item_id", "prompt_hash", "sample"))

@@ -28,7 +28,7 @@ from ..jobs.lifecycle import (
     jobs_sweep_stale,
 )
 from ..judging.client import EndpointDown
-from ..judging.prompts import PromptTemplateInvalid
+from ..judging.prompts import NotJudgeable, PromptTemplateInvalid
 from ..models import Judge, JudgeRun
 from ..schema import SchemaInvalid
 from ..selectors.judges import (
@@ -78,6 +78,8 @@ def judge_run_start(*, judge: Judge, requested_by=None, scope: Any, enqueue: boo
     except PromptTemplateInvalid as exc:
         raise ServiceError(str(exc), code="judge_invalid",
                            extra={"errors": {"prompt_template": str(exc)}}) from None
+    except NotJudgeable as exc:
+        raise ServiceError(str(exc), code="not_judgeable") from None
     over_budget = judge_budget_problem(judge, estimate)
     if over_budget:
         raise Conflict(over_budget, code="over_budget")
@@ -131,7 +133,7 @@ def _execute(run: JudgeRun) -> dict[str, Any]:
         outcome = Runner(run).execute()
     except EndpointDown as exc:
         raise JobFailed(f"the endpoint is down: {exc}") from None
-    except (SchemaInvalid, PromptTemplateInvalid, JudgeUnusable) as exc:
+    except (SchemaInvalid, PromptTemplateInvalid, NotJudgeable, JudgeUnusable) as exc:
         raise JobFailed(str(exc)) from None
     if outcome != "finished":
         raise Stopped  # cancelled, or a newer attempt took over

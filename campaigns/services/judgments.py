@@ -22,7 +22,7 @@ from django.utils import timezone
 from ..importing import ImportRejected, RowError, decode, detect_format, read_records
 from ..importing.items import invisible_character
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
-from ..schema import AnswerInvalid, SchemaInvalid, TaskSchema, parse_schema
+from ..schema import AnswerInvalid, Capability, SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import JudgeOutputInvalid
 from ..schema.scoring import answer_values
 
@@ -83,7 +83,7 @@ def judge_answers(schema: TaskSchema, parsed: dict) -> dict[str, Any]:
     keys = {str(k) for k in parsed}
     if keys and keys <= {q.id for q in schema.questions}:
         return {str(k): v for k, v in parsed.items()}
-    by_parts = [q for q in schema.questions if q.judged_by_parts]
+    by_parts = [q for q in schema.questions if q.supports(Capability.JUDGED_BY_PARTS)]
     if len(by_parts) != 1:
         ids = ", ".join(q.id for q in schema.questions)
         raise OutputInvalid(f"keys {sorted(keys)} are not question ids ({ids})")

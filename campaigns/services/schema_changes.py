@@ -20,7 +20,7 @@ from django.db.models.fields.json import KeyTransform
 
 from ..errors import ServiceError
 from ..models import Annotation, AnswerMigration, Campaign, Item
-from ..schema import AnswerInvalid, SchemaInvalid, SchemaIssue, parse_schema
+from ..schema import AnswerInvalid, Capability, SchemaInvalid, SchemaIssue, parse_schema
 from ..schema.base import ID_PATTERN
 
 _EXAMPLES = 3  # stored answers quoted in a refusal
@@ -164,12 +164,9 @@ def option_rename(*, campaign: Campaign, question: str, value: str, to: str, use
     except (KeyError, SchemaInvalid):
         raise ServiceError(f"The schema has no question {question!r}.", code="no_such_question",
                            extra={"question": question}) from None
-    try:
-        q.rename_value(None, value, to)
-    except NotImplementedError:
+    if not q.supports(Capability.OPTION_VALUES):
         raise ServiceError(f"{question!r} has no option values to rename; change its labels "
-                           "instead.", code="no_option_values",
-                           extra={"question": question}) from None
+                           "instead.", code="no_option_values", extra={"question": question})
     schema = {**locked.schema, "questions": [
         q.schema_with_value_renamed(j, value, to) if j.get("id") == question else j
         for j in locked.schema["questions"]]}

@@ -1,9 +1,12 @@
 """A question kind defined here, in the test suite, works end to end once registered.
 
 `hearts` (give 1 to N hearts) is one class, one template partial and one script name: schema
-validation, the worker's item page, saving an answer, the dashboard and the exports take it
-without any other module knowing its name.
+validation, the worker's item page, saving an answer, the dashboard, the exports and an LLM
+judge (its prompt, JSON Schema, run and imported judgments) take it without any other module
+knowing its name; tests/schema/test_kinds.py runs it through the kind matrix too.
 """
+import csv
+import io
 import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
@@ -13,7 +16,15 @@ from pydantic import Field
 
 from campaigns.models import Annotation, Item
 from campaigns.schema import REGISTRY, parse_schema, register_kind, unregister_kind, validate_schema
-from campaigns.schema.base import AnswerInvalid, AnswerReader, BaseQuestion, ChartSpec, as_int
+from campaigns.schema.base import (
+    AnswerInvalid,
+    AnswerReader,
+    BaseQuestion,
+    ChartSpec,
+    as_int,
+    prompt_heading,
+)
+from campaigns.schema.contract import Capability, KindExample
 from campaigns.selectors.dashboard import score_distributions
 from tests.exports.conftest import make_annotation, read_export
 from tests.factories import make_campaign
@@ -31,9 +42,12 @@ class HeartsQuestion(BaseQuestion):
     kind: Literal["hearts"]
     hearts: int = Field(default=5, ge=2, le=10)
 
-    measurement: ClassVar = "ordinal"
     template: ClassVar[str] = "toy/hearts.html"
     script: ClassVar[str] = "toy/hearts.js"
+    example: ClassVar = KindExample(settings={"hearts": 3}, valid=[1, "3"], invalid=[0, 4, "lots"])
+    capabilities: ClassVar = frozenset({Capability.AGREEMENT, Capability.DASHBOARD,
+                                        Capability.LLM_JUDGE})
+    measurement: ClassVar = "ordinal"
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> int:
         value = as_int(raw)
@@ -55,6 +69,15 @@ class HeartsQuestion(BaseQuestion):
 
     def dashboard_charts(self) -> list[ChartSpec]:
         return [ChartSpec(self.text, [(n, "♥" * n) for n in range(1, self.hearts + 1)])]
+
+    def prompt_section(self, item_data: dict | None) -> str:
+        return f"{prompt_heading(self)}\nGive 1 to {self.hearts} hearts."
+
+    def prompt_answer(self, item_data: dict | None) -> str:
+        return f"a whole number of hearts from 1 to {self.hearts}"
+
+    def json_schema(self, item_data: dict | None) -> dict:
+        return {"type": "integer", "minimum": 1, "maximum": self.hearts}
 
 
 SCHEMA = {
@@ -148,11 +171,11 @@ def test_the_dashboard_counts_the_kind_as_it_says(owner, hearts):
     assert chart.labels == ["♥", "♥♥", "♥♥♥"] and chart.series == {"sys-a": [1, 0, 2]}
 
 
-def _export(campaign, owner, fmt, capture):
+def _export(campaign, owner, fmt, capture, **options):
     from campaigns.services.exports import export_job_create
 
     with capture(execute=True):
-        job = export_job_create(campaign=campaign, requested_by=owner, fmt=fmt, options={})
+        job = export_job_create(campaign=campaign, requested_by=owner, fmt=fmt, options=options)
     return read_export(job)
 
 
@@ -182,3 +205,91 @@ def test_simulated_workers_draw_valid_answers_from_the_kind(hearts):
     question = parse_schema(SCHEMA).question("love")
     rng = random.Random(3)
     assert {random_answer(question, {}, rng) for _ in range(50)} == {1, 2, 3}
+
+
+@pytest.fixture
+def standin(settings):
+    """A stand-in OpenAI-compatible endpoint, declared as the operator's provider."""
+    from tests.judges.conftest import valid_reply
+    from tests.judges.standin import StandIn
+
+    server = StandIn(valid_reply).start().declare(settings)
+    yield server
+    server.close()
+
+
+@pytest.mark.django_db
+def test_a_judge_run_asks_the_kinds_prompt_and_schema_and_the_export_carries_its_answers(
+        owner, hearts, standin, settings, tmp_path, django_capture_on_commit_callbacks):
+    from campaigns.services.judge_runs import judge_run_execute, judge_run_start
+    from campaigns.services.judges import judge_create
+
+    settings.STORAGES = {**settings.STORAGES, "exports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path / "exports")}}}
+    campaign = make_campaign(owner=owner, schema=SCHEMA, slug="hearts")
+    for n in range(2):
+        Item.objects.create(campaign=campaign, external_id=f"h{n}", slots_wanted=3,
+                            data={"text": f"Poem {n}."})
+    judge = judge_create(campaign=campaign, name="stand-in", provider=standin.provider,
+                         model="standin-1", requests_per_minute=60_000)
+    run = judge_run_start(judge=judge, scope={"scope": "all"}, enqueue=False)
+    judge_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert (run.status, run.done, run.failed) == ("done", 2, 0)
+    prompt = standin.prompts()[0]
+    assert "Give 1 to 3 hearts." in prompt
+    assert '- "love": a whole number of hearts from 1 to 3' in prompt
+    sent = standin.bodies[0]["response_format"]["json_schema"]["schema"]
+    assert sent["properties"]["love"] == {"type": "integer", "minimum": 1, "maximum": 3}
+    loves = [a.answers["love"] for a in Annotation.objects.filter(worker__platform="llm")]
+    assert len(loves) == 2 and all(1 <= love <= 3 for love in loves)
+    wide = list(csv.DictReader(io.StringIO(_export(
+        campaign, owner, "csv", django_capture_on_commit_callbacks, worker_platform="llm"))))
+    assert sorted(int(row["love"]) for row in wide) == sorted(loves)
+
+
+@pytest.mark.django_db
+def test_an_imported_judgment_is_checked_by_the_kind(owner, hearts):
+    from campaigns.importing.records import ImportRejected
+    from campaigns.services.judgments import JudgmentRow, judgments_import
+
+    campaign = make_campaign(owner=owner, schema=SCHEMA, slug="hearts")
+    Item.objects.create(campaign=campaign, external_id="h1", slots_wanted=3,
+                        data={"text": "A poem."})
+    result = judgments_import(campaign=campaign, rows=[
+        JudgmentRow(1, "h1", "gpt-x", '{"love": 2}')])
+    assert result.created == 1 and Annotation.objects.get().answers == {"love": 2}
+    with pytest.raises(ImportRejected, match="Give 1 to 3 hearts"):
+        judgments_import(campaign=campaign, rows=[JudgmentRow(1, "h1", "gpt-y", '{"love": 7}')])
+
+
+@pytest.mark.django_db
+def test_a_kind_without_the_judge_capability_is_refused_a_judge_run_by_name(owner, hearts,
+                                                                            standin):
+    from campaigns.errors import ServiceError
+    from campaigns.services.judge_runs import judge_run_start
+    from campaigns.services.judges import judge_create
+
+    class Sealed(BaseQuestion):  # the required entries only: no capability at all
+        kind: Literal["sealed"]
+        template: ClassVar[str] = "toy/hearts.html"
+        example: ClassVar = HeartsQuestion.example
+
+        def validate_answer(self, raw: Any, item_data: dict | None) -> Any:
+            return raw
+
+        def example_answer(self, item_data: dict | None, rng: random.Random) -> int:
+            return 1
+
+    register_kind(Sealed)
+    try:
+        schema = {"questions": [{"id": "vault", "kind": "sealed", "text": "Love?"}]}
+        campaign = make_campaign(owner=owner, schema=schema, slug="sealed")
+        judge = judge_create(campaign=campaign, name="j", provider=standin.provider, model="m")
+        with pytest.raises(ServiceError, match="cannot answer 'vault' \\(a sealed question\\)"
+                           ) as refused:
+            judge_run_start(judge=judge, scope={"scope": "all"}, enqueue=False)
+        assert refused.value.code == "not_judgeable"
+    finally:
+        unregister_kind("sealed")

@@ -5,16 +5,18 @@ import json
 import numpy as np
 import pytest
 
+from campaigns.analysis import agreement
 from campaigns.analysis.agreement import alpha_from_counts, krippendorff_alpha, value_counts
 from campaigns.models import Worker
-from campaigns.selectors import analysis
 from campaigns.selectors.analysis import (
     FRAME_COLUMNS,
     annotations_frame,
     campaign_statistics,
     flagged_worker_ids,
+    frames,
     question_ratings,
     question_value_counts,
+    ratings,
 )
 from tests.analysis.helpers import add_item, annotate
 from tests.factories import (
@@ -310,8 +312,8 @@ def test_each_line_is_its_own_unit_as_in_the_agreement_table(owner):
                                                   part="label")
     assert level == "nominal" and counts.shape[0] == 6  # 3 items x 2 lines
     frame = annotations_frame(campaign=campaign)
-    rated = analysis._agreement_input(frame[frame["question"].eq("lines") & frame["rated"]])
-    table = analysis.agreement.agreement_table(rated, analysis._levels(rated), n_boot=0)
+    rated = frames._agreement_input(frame[frame["question"].eq("lines") & frame["rated"]])
+    table = agreement.agreement_table(rated, frames._levels(rated), n_boot=0)
     assert alpha_from_counts(counts, domain, level) == table.loc[0, "alpha"]
 
 
@@ -322,8 +324,8 @@ def test_on_postgresql_fixed_scales_read_the_item_tallies_not_the_answers(owner,
     def refuse(*args, **kwargs):
         raise AssertionError("the PostgreSQL fast path should not read the answers")
 
-    monkeypatch.setattr(analysis, "question_ratings", refuse)
-    monkeypatch.setattr(analysis, "_numeric_pairs_binary", refuse)
+    monkeypatch.setattr(ratings, "question_ratings", refuse)
+    monkeypatch.setattr(ratings, "_numeric_pairs_binary", refuse)
     counts, domain, _ = question_value_counts(campaign=campaign, question="coherence")
     assert np.array_equal(_units(counts), _units(expected[0]))
     assert np.array_equal(domain, expected[1])

@@ -14,6 +14,7 @@ from ..base import (
     dom_id,
     prompt_heading,
 )
+from ..contract import Capability, KindExample
 from ..outputs import OUTPUTS, item_systems
 
 POSITIONS = ("A", "B", "C", "D", "E", "F")
@@ -28,10 +29,18 @@ class BestWorstQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/bws.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.JUDGES_OUTPUTS, Capability.ATOMIC_PARTS, Capability.AGREEMENT,
+        Capability.BEST_WORST, Capability.LLM_JUDGE, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={},
+        item={"outputs": [{"system": "a", "text": "Hi."}, {"system": "b", "text": "Hello."},
+                          {"system": "c", "text": "Hey."}]},
+        valid=[{"best": "A", "worst": "C"}, {"best": "B", "worst": "A"}],
+        invalid=[{"best": "A", "worst": "A"}, {"best": "D", "worst": "A"}, "A"])
     script: ClassVar[str] = "campaigns/bws.js"
     widget_reads_item: ClassVar[bool] = True
     answer_reads_item: ClassVar[bool] = True
-    judges_outputs: ClassVar[bool] = True
     part_errors: ClassVar[bool] = True
 
     def item_fields(self) -> list[str]:

@@ -22,6 +22,7 @@ from ..base import (
     prompt_heading,
     require_distinct,
 )
+from ..contract import Capability, KindExample
 from ..outputs import ShuffledOptions
 
 
@@ -31,6 +32,13 @@ class ChoiceQuestion(ShuffledOptions, BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/choice.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.SHUFFLES_OPTIONS,
+        Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"},
+                              {"value": "unsure", "label": "Not sure"}]},
+        valid=["yes", "unsure"], invalid=["maybe", 1, ["yes"]])
 
     @model_validator(mode="after")
     def _distinct_values(self):

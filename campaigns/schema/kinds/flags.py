@@ -23,6 +23,7 @@ from ..base import (
     require_distinct,
     sql_text,
 )
+from ..contract import Capability, KindExample
 from ..outputs import ShuffledOptions
 
 OTHER_MAX_LENGTH = 1000
@@ -38,6 +39,15 @@ class FlagsQuestion(ShuffledOptions, BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/flags.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.SHUFFLES_OPTIONS,
+        Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"options": [{"value": "typos", "label": "Typos"},
+                              {"value": "rude", "label": "Rude"}], "other": True},
+        valid=[{"selected": ["typos"]}, ["rude", "typos"], {"selected": [], "other": "odd"}],
+        invalid=[{"selected": ["boring"]}, {"selected": "typos"},
+                 {"selected": ["typos"], "colour": "red"}])
 
     @model_validator(mode="after")
     def _distinct_values(self):

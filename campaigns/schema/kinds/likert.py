@@ -17,6 +17,7 @@ from ..base import (
     prompt_heading,
     require_distinct,
 )
+from ..contract import Capability, KindExample
 
 
 class LikertQuestion(BaseQuestion):
@@ -25,8 +26,13 @@ class LikertQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
     template: ClassVar[str] = "campaigns/questions/likert.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.AGREEMENT, Capability.TALLIED, Capability.LLM_JUDGE, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"points": [{"value": 1, "label": "bad"}, {"value": 2, "label": "okay"},
+                             {"value": 3, "label": "good"}]},
+        valid=[3, "2", 1.0], invalid=[4, "good", True])
     # No script: number keys are declared in the template (data-key) and handled by form.js.
-    tallied: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _distinct_values(self):

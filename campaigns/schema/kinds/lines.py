@@ -29,6 +29,7 @@ from ..base import (
     require_distinct,
     sql_text,
 )
+from ..contract import Capability, KindExample
 
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
@@ -80,10 +81,19 @@ class LinesQuestion(BaseQuestion):
     measurement: ClassVar[MeasurementLevel] = "nominal"
     answer_reads_item: ClassVar[bool] = True
     template: ClassVar[str] = "campaigns/questions/lines.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.ATOMIC_PARTS, Capability.SIZED_BY_ANSWERS, Capability.AGREEMENT,
+        Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"field": "summary", "options": [{"value": "ok", "label": "Consistent"},
+                                                  {"value": "bad", "label": "Inconsistent"}],
+                  "followup": {"id": "rewrite", "text": "Rewrite it.", "when": ["bad"]}},
+        item={"summary": "One line. Two lines."},
+        valid=[[{"label": "ok"}, {"label": "bad", "rewrite": "Line two."}], ["ok", "ok"]],
+        invalid=[[{"label": "ok"}], [{"label": "ok"}, {"label": "bad"}], "ok"])
     script: ClassVar[str] = "campaigns/lines.js"
     widget_reads_item: ClassVar[bool] = True
     part_errors: ClassVar[bool] = True
-    sized_by_answers: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _consistent(self):

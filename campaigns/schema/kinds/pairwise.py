@@ -13,6 +13,7 @@ from ..base import (
     MeasurementLevel,
     prompt_heading,
 )
+from ..contract import Capability, KindExample
 from ..outputs import OUTPUTS, item_systems
 
 CHOICES = ("A", "B", "tie")
@@ -33,10 +34,17 @@ class PairwiseQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/pairwise.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.JUDGES_OUTPUTS, Capability.ATOMIC_PARTS, Capability.AGREEMENT,
+        Capability.PREFERENCES, Capability.LLM_JUDGE, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"strength": True},
+        item={"outputs": [{"system": "a", "text": "Hi."}, {"system": "b", "text": "Hello."}]},
+        valid=[{"choice": "A", "strength": "clearly"}, "tie", {"choice": "B", "reason": "Kind."}],
+        invalid=[{"choice": "C"}, {"choice": "tie", "strength": "clearly"}, 1])
     script: ClassVar[str] = "campaigns/pairwise.js"
     widget_reads_item: ClassVar[bool] = True
     answer_reads_item: ClassVar[bool] = True
-    judges_outputs: ClassVar[bool] = True
 
     def _choices(self) -> list[str]:
         return list(CHOICES) if self.tie else ["A", "B"]

@@ -25,6 +25,7 @@ from ..base import (
     require_distinct,
     sql_text,
 )
+from ..contract import Capability, KindExample
 
 _Level = namedtuple("_Level", "value description")
 
@@ -58,10 +59,16 @@ class RubricQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
     template: ClassVar[str] = "campaigns/questions/rubric.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.TALLIED, Capability.LLM_JUDGE,
+        Capability.JUDGED_BY_PARTS, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"criteria": [{"id": "C1", "text": "Correct", "max": 2},
+                               {"id": "C2", "text": "Concise", "max": 1}]},
+        valid=[{"C1": 2, "C2": 0}, {"C1": "1", "C2": 1, "total": 2}],
+        invalid=[{"C1": 3, "C2": 0}, {"C1": 1}, {"C1": 1, "C2": 1, "total": 5}])
     script: ClassVar[str] = "campaigns/rubric.js"
     part_errors: ClassVar[bool] = True
-    tallied: ClassVar[bool] = True
-    judged_by_parts: ClassVar[bool] = True
 
     @model_validator(mode="after")
     def _distinct_ids(self):

@@ -19,6 +19,7 @@ from ..base import (
     described,
     prompt_heading,
 )
+from ..contract import Capability, KindExample
 
 BINS = 10  # the dashboard's distribution of answers
 
@@ -39,6 +40,12 @@ class SliderQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "interval"
     template: ClassVar[str] = "campaigns/questions/slider.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.AGREEMENT, Capability.LLM_JUDGE, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"min": 0, "max": 10, "anchors": [{"value": 0, "label": "Awful"},
+                                                   {"value": 10, "label": "Perfect"}]},
+        valid=[3, "7", {"value": 5, "moved": True}], invalid=[11, "high", 2.5])
     script: ClassVar[str] = "campaigns/slider.js"
 
     @model_validator(mode="after")

@@ -19,6 +19,7 @@ from ..base import (
     prompt_heading,
     require_distinct,
 )
+from ..contract import Capability, KindExample
 
 SPAN_ORDER = ("start", "end", "text", "severity", "category")
 SPAN_KEYS = set(SPAN_ORDER)
@@ -54,6 +55,18 @@ class SpansQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ratio"
     template: ClassVar[str] = "campaigns/questions/spans.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.ERROR_SPANS,
+        Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"field": "target", "source_field": "source",
+                  "severities": [{"value": "minor", "label": "Minor"},
+                                 {"value": "major", "label": "Major", "weight": 5}]},
+        item={"source": "Eins zwei drei.", "target": "One two three."},
+        valid=[[], [{"text": "two", "severity": "minor"}],
+               '[{"text": "One", "severity": "major"}]'],
+        invalid=[[{"text": "four", "severity": "minor"}], [{"text": "two", "severity": "fatal"}],
+                 {"text": "two"}])
     script: ClassVar[str] = "campaigns/spans.js"
     widget_reads_item: ClassVar[bool] = True
     answer_reads_item: ClassVar[bool] = True

@@ -1,10 +1,11 @@
-"""`text`: free text with length limits."""
+"""`text`: free text with length limits (no agreement: nothing to agree on)."""
 import random
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ..base import AnswerInvalid, BaseQuestion, MeasurementLevel, prompt_heading
+from ..base import AnswerInvalid, BaseQuestion, prompt_heading
+from ..contract import Capability, KindExample
 
 
 class TextQuestion(BaseQuestion):
@@ -14,8 +15,11 @@ class TextQuestion(BaseQuestion):
     multiline: bool = True
     placeholder: str = ""
 
-    measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/text.html"
+    capabilities: ClassVar[frozenset[Capability]] = frozenset({
+        Capability.LLM_JUDGE})
+    example: ClassVar[KindExample] = KindExample(
+        settings={"max_length": 20}, valid=["Fine.", "  padded  "], invalid=[5, "x" * 21])
 
     @model_validator(mode="after")
     def _lengths(self):
@@ -37,9 +41,6 @@ class TextQuestion(BaseQuestion):
         if len(value) < self.min_length:
             raise AnswerInvalid({self.id: f"At least {self.min_length} characters, please."})
         return value
-
-    def is_free_text(self, part: str) -> bool:
-        return True
 
     def example_answer(self, item_data: dict | None, rng: random.Random) -> str:
         return ("ok" + "." * max(0, self.min_length - 2))[: self.max_length]

@@ -1,0 +1,76 @@
+"""The evaluation report and the study plan built from a campaign's statistics."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from django.db.models import Count
+
+from ...analysis import (
+    comparisons,
+    planning,
+    report,
+)
+from ...models import Campaign, Item
+from .frames import NUMERIC, annotations_frame, split_frame
+from .statistics import QUESTION_PARTS, campaign_statistics
+
+SMALL_EFFECT = 0.2  # Cohen's "small" standardised difference: the planning default
+
+
+def study_plan(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
+               alpha: float = comparisons.ALPHA, frame: pd.DataFrame | None = None) -> list[dict]:
+    """Per numeric question (a rubric's total): the variance components of the human ratings
+    and how many items per system, or ratings per item, would tell two systems `effect` apart
+    (in the scale's units; default 0.2 sd of the ratings) with `power` at level `alpha`."""
+    frame = annotations_frame(campaign=campaign) if frame is None else frame
+    humans, _ = split_frame(frame)
+    rated = humans[humans["rated"] & humans["control"].eq("") & humans["level"].isin(NUMERIC)
+                   & humans["part"].isin(QUESTION_PARTS)]
+    out = []
+    for (question, part), group in rated.groupby(["question", "part"], sort=True):
+        values = group["value"].astype(float).to_numpy()
+        try:
+            components = planning.variance_components(group["item"].to_numpy(), values)
+        except ValueError:
+            continue
+        size = effect if effect is not None else SMALL_EFFECT * float(values.std(ddof=1))
+        if not size > 0:
+            continue
+        per_system = int(group.groupby("system")["item"].nunique().median())
+        out.append({"question": question, "part": part, **planning.plan(
+            components, effect=size, items_per_system=per_system, power=power, alpha=alpha)})
+    return out
+
+
+def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
+    humans, llm = split_frame(frame)
+    regular = Item.objects.filter(campaign=campaign, control="")
+    per_system = list(regular.values("system").annotate(n=Count("id")).values_list("n",
+                                                                                    flat=True))
+    done = np.array(list(regular.values_list("annotations_done", flat=True)), dtype=float)
+    raters = humans.drop_duplicates("worker")["platform"].value_counts().sort_index()
+    return {
+        "items": int(regular.count()), "systems": len(per_system),
+        "items_per_system_min": min(per_system, default=0),
+        "items_per_system_max": max(per_system, default=0),
+        "control_items": Item.objects.filter(campaign=campaign).exclude(control="").count(),
+        "raters": int(humans["worker"].nunique()),
+        "raters_by_platform": {str(k): int(v) for k, v in raters.items()},
+        "raters_per_item_median": float(np.median(done)) if len(done) else None,
+        "raters_per_item_min": int(done.min()) if len(done) else 0,
+        "raters_per_item_max": int(done.max()) if len(done) else 0,
+        "judges": sorted(llm["worker_name"].unique().tolist()),
+        "payment": None,  # the campaign records no payment; stated as not recorded
+    }
+
+
+def evaluation_report(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
+                      statistics: dict | None = None, **options) -> dict:
+    """The evaluation report (campaigns/analysis/report.py) with the statistics' options (or
+    from `statistics` already computed), plus `markdown`, the same report as Markdown."""
+    statistics = statistics or campaign_statistics(campaign=campaign, **options)
+    frame = annotations_frame(campaign=campaign)
+    plan = study_plan(campaign=campaign, effect=effect, power=power,
+                      alpha=statistics["options"]["alpha"], frame=frame)
+    built = report.build_report(statistics, _design_facts(campaign, frame), plan)
+    return {**built, "markdown": report.report_markdown(built)}
