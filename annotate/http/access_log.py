@@ -35,7 +35,10 @@ class MaskTokens(logging.Filter):
     """Rewrites a record's message with tokens masked (its arguments folded in first)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            return True  # a malformed record: the handler reports it as logging always has
         masked = mask_tokens(message)
         if masked != message:
             record.msg, record.args = masked, ()

@@ -142,12 +142,31 @@ def check_target(target: Target) -> bool:
     return trusted
 
 
-def resolve(target: Target, *, trusted: bool) -> list[tuple]:
+def _lookup(target: Target, seconds: float) -> list[tuple]:
+    """getaddrinfo within the deadline (a slow resolver is the request's time too); the
+    lookup's thread is left to finish on its own if it overruns."""
+    found: dict = {}
+
+    def work() -> None:
+        try:
+            found["infos"] = socket.getaddrinfo(target.host, target.port,
+                                                type=socket.SOCK_STREAM)
+        except (OSError, UnicodeError):
+            found["infos"] = None
+
+    thread = threading.Thread(target=work, name="egress-lookup", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise EgressFailed(f"{target.host} did not resolve in time")
+    if not found.get("infos"):
+        raise EgressFailed(f"{target.host} does not resolve")
+    return found["infos"]
+
+
+def resolve(target: Target, *, trusted: bool, seconds: float = 10.0) -> list[tuple]:
     """The socket addresses to try, each checked (all of them, or the request is refused)."""
-    try:
-        infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-    except (OSError, UnicodeError):
-        raise EgressFailed(f"{target.host} does not resolve") from None
+    infos = _lookup(target, seconds)
     if not trusted:
         for info in infos:
             reason = address_refusal(info[4][0])
@@ -255,7 +274,7 @@ def request(method: str, url: str, *, body: bytes | None, headers: dict[str, str
     target = parse_target(url)
     trusted = check_target(target)
     deadline = _Deadline(deadline_seconds)
-    addresses = resolve(target, trusted=trusted)
+    addresses = resolve(target, trusted=trusted, seconds=deadline.remaining())
     deadline.timer.start()
     sock = None
     try:

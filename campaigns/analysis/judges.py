@@ -1,19 +1,14 @@
-"""LLM judges next to humans: agreement with the human consensus per question or criterion.
+"""LLM judges next to humans: the human consensus a judge is aligned with (analysis/alignment.py
+computes the agreement), confusion matrices, one item side by side.
 
 Frames hold columns item, worker, question, part, value; `levels` maps (question, part) to a
 level of measurement. Judge frames name the judge in `worker`.
 """
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-from scipy import stats
-
-from .agreement import krippendorff_alpha
 
 KEYS = ["question", "part"]
-COLUMNS = ["judge", "question", "part", "level", "n_items", "exact_agreement", "alpha",
-           "mean_human", "mean_judge", "mean_difference", "spearman", "spearman_p"]
 
 
 def _consensus(group: pd.DataFrame, level: str) -> pd.DataFrame:
@@ -48,43 +43,6 @@ def _paired(consensus: pd.DataFrame, judges: pd.DataFrame) -> pd.DataFrame:
     judged = judges.dropna(subset=["value"]).drop_duplicates(
         ["worker", *KEYS, "item"], keep="last")
     return judged.merge(consensus, on=[*KEYS, "item"], suffixes=("_judge", "_human"))
-
-
-def _same(a, b, level: str) -> np.ndarray:
-    if level == "nominal":
-        return a.astype(str).to_numpy() == b.astype(str).to_numpy()
-    return np.isclose(a.astype(float).to_numpy(), b.astype(float).to_numpy())
-
-
-def compare_judges(consensus: pd.DataFrame, judges: pd.DataFrame, levels: dict) -> pd.DataFrame:
-    """Per judge and (question, part): exact agreement, alpha(consensus, judge), means and their
-    difference (judge minus human: positive means the judge scores higher), Spearman's rho."""
-    rows = []
-    for (judge, question, part), group in _paired(consensus, judges).groupby(
-        ["worker", *KEYS], sort=True
-    ):
-        level = levels.get((question, part))
-        if level is None:
-            continue
-        human, machine = group["value_human"], group["value_judge"]
-        n = len(group)
-        units = np.concatenate([group["item"].to_numpy()] * 2)
-        raters = np.repeat(["human", "judge"], n)
-        values = np.concatenate([human.to_numpy(), machine.to_numpy()])
-        row = {"judge": judge, "question": question, "part": part, "level": level, "n_items": n,
-               "exact_agreement": float(_same(human, machine, level).mean()),
-               "alpha": krippendorff_alpha(units, raters, values, level=level, n_boot=0).alpha,
-               "mean_human": None, "mean_judge": None, "mean_difference": None,
-               "spearman": None, "spearman_p": None}
-        if level != "nominal":
-            h, m = human.astype(float).to_numpy(), machine.astype(float).to_numpy()
-            row.update(mean_human=float(h.mean()), mean_judge=float(m.mean()),
-                       mean_difference=float((m - h).mean()))
-            if n > 2 and np.ptp(h) > 0 and np.ptp(m) > 0:
-                rho, p = stats.spearmanr(h, m)
-                row.update(spearman=float(rho), spearman_p=float(p))
-        rows.append(row)
-    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def _label(value) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import re
 
-SECTIONS = ("design", "warnings", "agreement", "systems", "comparisons", "pairwise_preference",
-            "best_worst", "error_spans", "quality", "judges", "planning")
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 

@@ -35,7 +35,6 @@ def bootstrap_mean_ci(
 
 MIN_BOOTSTRAP_ITEMS = 20  # below this an item bootstrap is too narrow: a t-interval instead
 MAX_BOOTSTRAP_ITEMS = 5_000  # above this the normal interval agrees with the bootstrap
-CI_METHODS = ("item_bootstrap", "item_cluster_t", "item_cluster_normal")
 
 
 def item_cluster_ci(

@@ -17,7 +17,6 @@ from . import openapi
 from .permissions import campaign_for
 from .serializers import validated
 
-LEVEL_CHOICES = ("ordinal", "interval", "ratio")
 FIELD_NAME = r"^[A-Za-z0-9_.-]{1,64}$"
 
 

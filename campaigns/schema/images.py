@@ -1,7 +1,7 @@
 """The "image" display format's values: an uploaded file under MEDIA_ROOT/item-images, or an
 https URL on a host the operator allowed (IMAGE_HOSTS). The same rule decides what an import
-accepts, what the item page shows, what instructions' Markdown may show, and which hosts the
-Content-Security-Policy lets the browser load images from (annotate/settings.py)."""
+accepts, what the item page shows and what instructions' Markdown may show; IMAGE_HOSTS also
+widens the Content-Security-Policy's img-src (annotate/settings.py)."""
 from __future__ import annotations
 
 from pathlib import PurePosixPath
@@ -73,8 +73,3 @@ def image_problem_cheap(value: str) -> str | None:
     if not value or path.is_absolute() or ".." in path.parts or "\\" in value:
         return "bad path"
     return None if path.suffix.lower() in EXTENSIONS else "bad extension"
-
-
-def csp_image_sources(hosts: list[str]) -> list[str]:
-    """The img-src sources for the allowed hosts (https only)."""
-    return [f"https://{host}" for host in hosts]

@@ -10,11 +10,14 @@ from django.db import DatabaseError, connection, transaction
 from campaigns.exporting.cells import neutralise
 from campaigns.exporting.sql import json_cell, select_long_sql, select_sql, text_cell
 from campaigns.models import ExportJob
+from campaigns.schema import REGISTRY, parse_schema, validate_answers
 from tests.factories import (
     CONTINUATION_SCHEMA,
     RUBRIC_SCHEMA,
     SUMMARY_SCHEMA,
     TRANSLATION_SCHEMA,
+    kind_item_data,
+    kind_schema,
     make_campaign,
 )
 
@@ -94,6 +97,20 @@ def _export_bytes(export, settings, campaign, sql: bool, fmt="csv", **options) -
         content = handle.read()
     # The gzip header names the (random) temporary file: the content is what must match.
     return gzip.decompress(content) if options.get("gzip") else content
+
+
+@pytest.mark.parametrize("kind", sorted(REGISTRY))
+@pytest.mark.parametrize("fmt", ["csv", "csv-long"])
+def test_every_registered_kinds_example_answers_export_alike_by_both_paths(
+        owner, export, settings, kind, fmt):
+    campaign = make_campaign(owner=owner, schema=kind_schema(kind))
+    question, item = parse_schema(campaign.schema).questions[0], kind_item_data(kind)
+    for n, raw in enumerate(REGISTRY[kind].example.valid):
+        make_annotation(campaign, item=f"i{n}", platform_id=f"W{n}", data=item,
+                        answers=validate_answers([question], {question.id: raw}, item))
+    python = _export_bytes(export, settings, campaign, False, fmt)
+    assert python.count(b"\n") > 1
+    assert _export_bytes(export, settings, campaign, True, fmt) == python
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -29,6 +29,19 @@ def test_a_trickling_answer_ends_at_the_deadline_not_per_read(probe, settings):
     assert time.monotonic() - started < 1.5
 
 
+def test_a_slow_name_lookup_counts_against_the_deadline(monkeypatch):
+    def slow_lookup(*args, **kwargs):
+        time.sleep(5)
+        raise OSError("too late")
+
+    monkeypatch.setattr(egress.socket, "getaddrinfo", slow_lookup)
+    started = time.monotonic()
+    with pytest.raises(egress.EgressFailed, match="did not resolve in time"):
+        egress.post("https://slow-dns.example/v1", body=b"{}", headers={}, deadline_seconds=1,
+                    max_bytes=1000)
+    assert time.monotonic() - started < 1.5
+
+
 def test_a_gzip_bomb_stops_at_the_cap_after_decompression(probe, settings):
     bomb = gzip_bomb(decompressed_bytes=1_000_000_000)
     server = probe(bomb)

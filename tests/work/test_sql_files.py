@@ -55,3 +55,13 @@ def test_no_migration_imports_another_migration():
     for path in MIGRATIONS.glob("0*.py"):
         text = path.read_text()
         assert "campaigns.migrations" not in text and "import_module" not in text, path.name
+
+
+def test_every_sql_file_is_read_by_a_migration():
+    """A version no migration installs is dead text: delete it (a change is a new version)."""
+    loaded = set()
+    for path in MIGRATIONS.glob("0*.py"):
+        loaded |= {f"{name}_v{version}.sql" for name, version in
+                   re.findall(r"""load\(["'](\w+)["'],\s*(\d+)\)""", path.read_text())}
+    files = {path.name for path in FOLDER.glob("*.sql")}
+    assert files and files <= loaded, sorted(files - loaded)
