@@ -21,7 +21,12 @@ def mask_tokens(text: str) -> str:
 
 
 class MaskedAccessLogger(Logger):
-    """gunicorn's logger with the request line, path and referrer masked."""
+    """gunicorn's logger with the request line, path and referrer masked, and its error log
+    ("Error handling request /a/...") filtered like Django's."""
+
+    def setup(self, cfg):
+        super().setup(cfg)
+        self.error_log.addFilter(MaskTokens())
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)

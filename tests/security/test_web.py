@@ -95,3 +95,13 @@ def test_assignment_tokens_are_masked_in_the_access_log_and_the_request_log(web)
     written = (logs / "access.log").read_text() + (logs / "gunicorn.log").read_text()
     assert "/a/[token]/1/" in written and "Not Found: /a/[token]/1/" in written
     assert secret not in written
+
+
+def test_gunicorns_error_log_masks_tokens_too(capsys):
+    from gunicorn.config import Config
+
+    from annotate.http.access_log import MaskedAccessLogger
+
+    MaskedAccessLogger(Config()).error("Error handling request %s", "/a/tok3nSECRET/1/")
+    written = capsys.readouterr().err
+    assert "/a/[token]/1/" in written and "tok3nSECRET" not in written
