@@ -9,8 +9,8 @@ from tests.selectors.test_analysis import _study
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_statistics_page_draws_its_charts_under_the_csp(page, live_server,
-                                                            admin_user, owner):
+def test_the_statistics_page_draws_its_charts_under_the_csp(page, live_server, admin_user,
+                                                            owner, celery_worker):
     campaign = _study(owner)
     client = Client()
     client.force_login(admin_user)
@@ -18,8 +18,10 @@ def test_the_statistics_page_draws_its_charts_under_the_csp(page, live_server,
                                "url": live_server.url}])
     url = reverse("admin:campaigns_campaign_statistics", args=[campaign.pk])
     page.goto(f"{live_server.url}{url}?exclude_flagged=1")
+    # The figures are computed by the worker; the "being computed" page refreshes itself into
+    # the statistics page once they are stored.
     page.wait_for_function("() => window.Chart && document.querySelector('#chart-agreement')"
-                           ".getAttribute('width') !== null")
+                           ".getAttribute('width') !== null", timeout=60_000)
     drawn = page.evaluate("() => Array.from(document.querySelectorAll('canvas'))"
                           ".filter(c => window.Chart.getChart(c)).length")
     assert drawn == page.locator("canvas").count() >= 4

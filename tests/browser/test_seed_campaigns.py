@@ -160,7 +160,8 @@ def test_a_worker_walks_the_seed_campaign_to_the_completion_code(page, browser, 
         assert code not in page.content()
         page.goto(entry_url)  # resumes at the first unanswered item
         assert page.url.endswith(f"/{assignment.token}/2/")
-        page.get_by_role("link", name="Back").click()
+        with page.expect_navigation():  # loaded: the widgets' scripts run before keys are pressed
+            page.get_by_role("link", name="Back").click()
         assert page.url.endswith(f"/{assignment.token}/1/")
         assert page.locator("form.answers input:checked").count() > 0
         answer_page(page, 3)
