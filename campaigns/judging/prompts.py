@@ -21,6 +21,7 @@ from django.template import Context, Engine, Node, NodeList, Template, TemplateS
 from django.template.defaulttags import ForNode, IfNode
 
 from ..schema import Capability, TaskSchema
+from ..schema.conversations import transcript
 from ..schema.kinds.lines import split_segments
 from .template_library import FILTERS, TAGS
 
@@ -169,7 +170,9 @@ def default_template(*, campaign: Any, schema: TaskSchema) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _field_text(value: Any, fmt: str, split: str) -> str:
+def _field_text(value: Any, fmt: str, split: str, labels: dict | None = None) -> str:
+    if fmt == "chat" and isinstance(value, list):
+        return transcript(value, labels)
     if fmt == "lines":
         return "\n".join(f"{n}. {s}" for n, s in enumerate(split_segments(value, split), 1))
     if isinstance(value, list | dict):
@@ -205,7 +208,9 @@ def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
     """Everything a template may use; plain strings and dicts only."""
     check_judgeable(schema)
     data = {str(k): v for k, v in (item_data or {}).items()}
-    shown = {d.field: _field_text(data.get(d.field), d.format, d.split) for d in schema.display}
+    labels = schema.role_labels.model_dump()
+    shown = {d.field: _field_text(data.get(d.field), d.format, d.split, labels)
+             for d in schema.display}
     display = "\n\n".join(
         f"## {d.label or d.field}\n{d.prefix}{shown[d.field]}{d.suffix}" for d in schema.display)
     return {
