@@ -23,6 +23,7 @@ from django.template.defaulttags import ForNode, IfNode
 from ..schema import Capability, TaskSchema
 from ..schema.conversations import transcript
 from ..schema.kinds.lines import split_segments
+from ..schema.outputs import OUTPUTS
 from .template_library import FILTERS, TAGS
 
 MAX_TEMPLATE_CHARS = 50_000
@@ -220,9 +221,20 @@ def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
         "item_id": external_id,
         "display_fields": shown,
         "display": display,
-        "questions": "\n\n".join(q.prompt_section(item_data) for q in schema.questions),
+        "questions": "\n\n".join(q.prompt_section(_with_role_labels(item_data, labels))
+                                   for q in schema.questions),
         "answer_format": answer_format(schema, item_data),
     }
+
+
+def _with_role_labels(item_data: dict | None, labels: dict) -> dict | None:
+    """The item as the questions' prompt sections read it: conversation outputs carry the
+    campaign's role labels, so their transcripts name the roles as the item's fields do."""
+    outputs = (item_data or {}).get(OUTPUTS)
+    if not isinstance(outputs, list):
+        return item_data
+    return {**item_data, OUTPUTS: [{**o, "role_labels": labels} if isinstance(o, dict) else o
+                                   for o in outputs]}
 
 
 def render_prompt(template: Template, context: dict) -> str:

@@ -69,18 +69,20 @@ def output_text(output: Any, labels: dict | None = None) -> str:
 
 def outputs_prompt(outputs: list, labels: list[str]) -> str:
     """Outputs as a judge reads them, each under the label the worker page gives it; the turns
-    conversations share are written once, before them."""
+    conversations share are written once, before them (role labels: an output's
+    `role_labels`, which the judge's prompt adds as the campaign names them)."""
     conversations = [o.get("messages") if isinstance(o, dict) else None for o in outputs]
+    roles = next((o.get("role_labels") for o in outputs if isinstance(o, dict)), None)
     shared = shared_turns(conversations) if all(isinstance(c, list) for c in conversations) else 0
     parts = []
     if shared:
-        parts.append(f"The conversation so far:\n{transcript(conversations[0][:shared])}")
+        parts.append(f"The conversation so far:\n{transcript(conversations[0][:shared], roles)}")
     for label, output in zip(labels, outputs, strict=False):
         if shared:
             parts.append(f"{label} (how the conversation continues):\n"
-                         f"{transcript(output['messages'][shared:])}")
+                         f"{transcript(output['messages'][shared:], roles)}")
         else:
-            parts.append(f"{label}:\n{output_text(output)}")
+            parts.append(f"{label}:\n{output_text(output, roles)}")
     return "\n\n".join(parts)
 
 
