@@ -47,7 +47,7 @@ def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
             row["html"] = render_item_markdown(_as_text(value))
         elif d.format == "chat":
             row["html"] = chat_html(value if isinstance(value, list) else [], schema,
-                                    scroll_label=d.label or d.field)
+                                    scroll_label=f"{d.label or d.field} (scrolls)")
         elif d.format == "image":
             row["src"] = image_src(value)
             row["alt"] = _as_text(data.get(d.alt_field)) if d.alt_field else d.label

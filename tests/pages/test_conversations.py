@@ -82,6 +82,7 @@ def test_a_chat_field_scrolls_and_the_campaign_may_force_a_direction(owner):
     items_import(campaign=campaign, content=json.dumps([{"id": "ar", "conversation": turns}])
                  .encode(), filename="i.json")
     html = page(campaign, "ar")
-    assert 'class="chat-scroll" tabindex="0" role="region" aria-label="Conversation"' in html
+    assert ('class="chat-scroll" tabindex="0" role="region" '
+            'aria-label="Conversation (scrolls)"') in html
     assert '<div class="chat-content md" dir="rtl"><p>عاصمة مصر هي <strong>القاهرة</strong>' \
         in html
