@@ -16,6 +16,7 @@ from pydantic.fields import FieldInfo
 from .base import AnswerInvalid, BaseQuestion, Strict
 from .contract import Capability
 from .kinds import REGISTRY, check_kind
+from .per_output import per_output
 
 __all__ = [
     "AnswerInvalid",
@@ -87,7 +88,7 @@ class TaskSchema(Strict):
     @classmethod
     def _unique_ids(cls, questions):
         _check_unique_ids(questions)
-        return questions
+        return [per_output(q) for q in questions]
 
     def question(self, question_id: str) -> BaseQuestion:
         for q in self.questions:

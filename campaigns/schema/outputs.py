@@ -181,6 +181,22 @@ def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
     return shown
 
 
+def judged_answers(schema: Any, answers: dict, item_data: dict | None) -> dict:
+    """A judge's answers with what its prompt showed recorded as a worker's page would: the
+    outputs in the item's stored order (the prompt's), whatever order the judge named; a
+    question asked once per output takes the judge's answers keyed by response label."""
+    systems = item_systems(item_data)
+    by_id = {q.id: q for q in schema.questions}
+    judged = {}
+    for qid, raw in answers.items():
+        question = by_id.get(qid)
+        if question is not None and systems and question.supports(Capability.JUDGES_OUTPUTS):
+            raw = (question.from_judge(raw, systems) if question.for_each_output
+                   else question.record_order(raw, systems))
+        judged[qid] = raw
+    return judged
+
+
 def needs_shown_answers(schema: Any) -> bool:
     """Whether answers to this schema record what the page showed (see shown_answers)."""
     return any(q.supports(Capability.JUDGES_OUTPUTS) or q.shuffles_options()

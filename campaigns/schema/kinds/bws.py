@@ -182,6 +182,5 @@ class BestWorstQuestion(BaseQuestion):
     def json_schema(self, item_data: dict | None) -> dict:
         letters = {"type": "string", "enum": list(self._positions(item_data))}
         return {"type": "object", "properties": {
-            "best": letters, "worst": letters,
-            "order": {"type": "array", "items": {"type": "string"}}},
+            "best": letters, "worst": letters},
             "required": ["best", "worst"], "additionalProperties": False}

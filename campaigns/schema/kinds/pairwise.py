@@ -216,7 +216,5 @@ class PairwiseQuestion(BaseQuestion):
             properties["strength"] = {"type": "string", "enum": list(STRENGTHS)}
         if self.reason:
             properties["reason"] = {"type": "string", "maxLength": REASON_MAX_LENGTH}
-        properties["order"] = {"type": "array", "items": {"type": "string"},
-                               "minItems": 2, "maxItems": 2}
         return {"type": "object", "properties": properties, "required": ["choice"],
                 "additionalProperties": False}
