@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from .base import AnswerInvalid, AnswerReader, BaseQuestion, ChartSpec, prompt_heading
 from .contract import Capability
 from .outputs import OUTPUTS, item_systems
+from .outputs import output_text as plain_output_text
 
 ORDER, BY_SYSTEM, BY_POSITION = "order", "by_system", "by_position"
 OUTPUT_TEXT = "output"  # the key of the output's text in the data a wrapped question reads
@@ -46,7 +47,9 @@ def output_label(position: int) -> str:
 
 
 def output_text(output: Any) -> str:
-    return output.get("text", "") if isinstance(output, dict) else ""
+    """An output's text; a conversation's as a role-labelled transcript (as a judge reads it)."""
+    roles = output.get("role_labels") if isinstance(output, dict) else None
+    return plain_output_text(output, roles)
 
 
 def output_data(item_data: dict | None, output: Any) -> dict:
@@ -158,7 +161,8 @@ class PerOutput:
                 by_position[position] if position < len(by_position) else None)
             own_errors = _errors_at(errors, position, self.inner.id)
             rows.append({"position": position, "label": output_label(position),
-                         "text": output_text(output), "errors": own_errors, "value": own,
+                         "text": output_text(output), "html": output.get("html"),
+                         "errors": own_errors, "value": own,
                          "extra": self.inner.widget(own, output_data(item_data, output),
                                                     own_errors)})
         return {"outputs": rows}
