@@ -53,12 +53,15 @@ def render_item_markdown(text: str) -> SafeString:
         return mark_safe("")  # noqa: S308 - constant
     # Code blocks scroll sideways: focusable, so a keyboard user can scroll them too (safe on
     # the sanitiser's output, where a literal "<pre>" can only be a tag without attributes).
-    return mark_safe(sanitise(_ITEM_MARKDOWN.render(text)).replace(  # noqa: S308
+    return mark_safe(sanitise(_ITEM_MARKDOWN.render(text), table_role="group").replace(  # noqa: S308
         "<pre>", '<pre tabindex="0">'))
 
 
-def sanitise(html: str) -> SafeString:
-    """The one rule for HTML made from Markdown (nh3): what survives is safe to show."""
+def sanitise(html: str, *, table_role: str = "region") -> SafeString:
+    """The one rule for HTML made from Markdown (nh3): what survives is safe to show. Tables
+    scroll in a box named "Table n" with `table_role`: a page's instructions are one text, so
+    their tables are landmarks; an item's texts are many (outputs, turns, each maybe shown
+    twice), so theirs are groups, whose names need not be unique on the page."""
     clean = nh3.clean(
         html,
         tags=_ALLOWED_TAGS,
@@ -68,16 +71,16 @@ def sanitise(html: str) -> SafeString:
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )
-    return mark_safe(_scrollable_tables(clean))  # noqa: S308 - sanitised by nh3 above
+    return mark_safe(_scrollable_tables(clean, table_role))  # noqa: S308 - sanitised above
 
 
-def _scrollable_tables(html: str) -> str:
+def _scrollable_tables(html: str, role: str) -> str:
     """Each table in a box that scrolls sideways on a narrow screen, focusable and named so a
     keyboard user can scroll it too. Safe on nh3's output: there a literal "<table>" can only be
     a tag (text is escaped, and tables keep no attributes)."""
     parts = html.split("<table>")
     out = [parts[0]]
     for n, part in enumerate(parts[1:], start=1):
-        out.append(f'<div class="table-scroll" tabindex="0" role="region" '
+        out.append(f'<div class="table-scroll" tabindex="0" role="{role}" '
                    f'aria-label="Table {n} (scrolls sideways)"><table>{part}')
     return "".join(out).replace("</table>", "</table></div>")

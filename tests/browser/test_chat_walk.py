@@ -1,7 +1,8 @@
 """Walk an LLM chat study in Chromium: a campaign created through the API with a `chat`
-display, Markdown outputs and a pairwise question, items imported from JSONL through the API
-(messages lists, a Markdown table and fenced code, an XSS payload in a reply, an Arabic
-conversation), to the completion code at desktop and phone sizes with zero axe violations."""
+display, Markdown outputs, a pairwise question and a per-output likert, items imported from
+JSONL through the API (messages lists, a Markdown table and fenced code, an XSS payload in a
+reply, an Arabic conversation), to the completion code at desktop and phone sizes with zero axe
+violations; its statistics then hold per-system scores and Bradley-Terry strengths."""
 import json
 
 import pytest
@@ -9,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from campaigns.models import Annotation, Assignment
+from campaigns.selectors.analysis import campaign_statistics
 from campaigns.work.completion import completion_code_for
 from tests.api.conftest import token_client
 from tests.browser.axe import assert_accessible
@@ -21,7 +23,10 @@ SCHEMA = {
     "display": [{"field": "conversation", "label": "Conversation", "format": "chat"}],
     "outputs_format": "markdown",
     "role_labels": {"user": "User", "assistant": "Assistant"},
-    "questions": [{"id": "pref", "kind": "pairwise", "text": "Which reply is better?"}]}
+    "questions": [{"id": "pref", "kind": "pairwise", "text": "Which reply is better?"},
+                  {"id": "quality", "kind": "likert", "for_each_output": True,
+                   "text": "How good is this reply?",
+                   "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}]}
 CODE_REPLY = ("Squares:\n\n| n | n² |\n|---|---|\n| 2 | 4 |\n| 3 | 9 |\n\n"
               "```python\nfor n in (2, 3):\n    print(n * n)  # a long comment that scrolls "
               "sideways on a phone rather than widening the page\n```")
@@ -90,7 +95,11 @@ def test_a_worker_walks_a_chat_study_to_the_completion_code(browser, live_server
             assert turn.evaluate("e => getComputedStyle(e).direction") == "rtl"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
         assert_accessible(page, f"{size}, item {item}")
-        page.locator('input[name="q-pref.choice"][value="A"]').check()
+        # A, B, then a tie: with a tie (half a win each) the Bradley-Terry fit is finite.
+        choice = ("A", "B", "tie")[position - 1]
+        page.locator(f'input[name="q-pref.choice"][value="{choice}"]').check()
+        for shown in (0, 1):
+            page.locator(f'input[name="q-quality.o{shown}"][value="{5 - 3 * shown}"]').check()
         save(page)
     assert seen == {"code", "xss", "arabic"}
     assert page.url.endswith(f"/{assignment.token}/done/")
@@ -98,6 +107,14 @@ def test_a_worker_walks_a_chat_study_to_the_completion_code(browser, live_server
     assert_accessible(page, f"{size}, done page")
     assert Annotation.objects.filter(item__campaign__slug=f"chat-{size}").count() == 3
     context.close()
+    statistics = campaign_statistics(campaign=assignment.campaign, n_boot=20)
+    scores = {r["system"]: r for r in statistics["system_scores"] if r["question"] == "quality"}
+    # Response A (the first shown) got 5, B got 2, whichever system each was.
+    assert set(scores) == {"model-a", "model-b"} and [r["n"] for r in scores.values()] == [3, 3]
+    assert sum(r["mean"] * r["n"] for r in scores.values()) == pytest.approx(3 * (5 + 2))
+    [preference] = statistics["pairwise_preference"]
+    assert {r["system"] for r in preference["bradley_terry"]} == {"model-a", "model-b"}
+    assert preference["judgments"] == 3
 
 
 def test_the_hh_rlhf_sample_shows_its_shared_context_once_and_the_replies_side_by_side(
