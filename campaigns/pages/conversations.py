@@ -39,19 +39,20 @@ def chat_html(turns: list, schema: TaskSchema, *, scroll_label: str = "") -> Saf
         "dir": schema.text_direction, "scroll_label": scroll_label})
 
 
-def present_outputs(data: dict, schema: TaskSchema) -> dict:
-    """The item's data with each output's `html` (None: shown as plain text) and the shared
-    turns of conversation outputs as `context_html` on each, for the kinds' widgets."""
+def present_outputs(data: dict, schema: TaskSchema) -> tuple[dict, SafeString | None]:
+    """The item's data with each output's `html` for the kinds' widgets (None: shown as plain
+    text), and the turns its conversation outputs share as HTML (shown once, above every
+    question; None when they share none)."""
     outputs = data.get(OUTPUTS)
     if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
-        return data
+        return data, None
     conversations = [o.get("messages") for o in outputs]
     if schema.outputs_format == "text" and not any(isinstance(c, list) for c in conversations):
-        return data
+        return data, None
     shared = shared_turns(conversations) \
         if all(isinstance(c, list) for c in conversations) else 0
     context = chat_html(conversations[0][:shared], schema,
-                        scroll_label="The conversation so far") if shared else None
+                        scroll_label="The conversation so far (scrolls)") if shared else None
     shown = []
     for output in outputs:
         if isinstance(output.get("messages"), list):
@@ -60,5 +61,5 @@ def present_outputs(data: dict, schema: TaskSchema) -> dict:
             html = chat_html([{"role": "assistant", "content": output.get("text", "")}], schema)
         else:
             html = render_item_markdown(str(output.get("text", "")))
-        shown.append({**output, "html": html, "context_html": context})
-    return {**data, OUTPUTS: shown}
+        shown.append({**output, "html": html})
+    return {**data, OUTPUTS: shown}, context

@@ -95,9 +95,9 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
     (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
     without one)."""
     schema = parse_schema_cached(campaign.schema)
-    fields, loose = question_fields(
-        schema.questions, values=values, errors=errors, order_seed=order_seed,
-        item_data=present_outputs(shown_data(item.data, order_seed), schema))
+    item_data, outputs_context = present_outputs(shown_data(item.data, order_seed), schema)
+    fields, loose = question_fields(schema.questions, values=values, errors=errors,
+                                    order_seed=order_seed, item_data=item_data)
     for f in fields:
         f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {
@@ -105,6 +105,7 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
         "position": position,
         "total": total,
         "display": display_rows(schema, item.data or {}),
+        "outputs_context_html": outputs_context,
         "fields": fields,
         "fields_with_errors": [f for f in fields if f.errors],
         "loose_errors": loose,

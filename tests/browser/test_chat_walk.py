@@ -140,3 +140,18 @@ def test_the_hh_rlhf_sample_shows_its_shared_context_once_and_the_replies_side_b
         save(page)
     assert page.url.endswith("/done/")
     context.close()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_arena_template_page_passes_axe_with_its_per_output_ratings(browser, live_server,
+                                                                         size):
+    from campaigns.services.seeds import starter_campaigns_load
+    owner = get_user_model().objects.create_user(f"arena-owner-{size}")
+    [(arena, _)] = starter_campaigns_load(owner=owner)
+    context, page = worker_page(browser, size)
+    start(page, f"{live_server.url}/c/{arena.slug}/?{PARAMS}")
+    assert page.locator(".pair-context").count() == 1
+    assert page.locator(".per-output").count() == 2
+    assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
+    assert_accessible(page, f"{size}, Arena template")
+    context.close()

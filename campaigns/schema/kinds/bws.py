@@ -102,8 +102,6 @@ class BestWorstQuestion(BaseQuestion):
                       "best": value.get("best") == p, "worst": value.get("worst") == p}
                      for n, (p, o) in enumerate(zip(POSITIONS, outputs[:MAX_OUTPUTS],
                                                     strict=False))],
-            "context_html": outputs[0].get("context_html")
-            if outputs and isinstance(outputs[0], dict) else None,
             "errors": {k.removeprefix(f"{self.id}."): v for k, v in errors.items()},
         }
 

@@ -117,11 +117,10 @@ class PairwiseQuestion(BaseQuestion):
         labels = {"A": self.label_a, "B": self.label_b, "tie": "About the same"}
         keys = {"A": "a", "B": "b", "tie": "t"}
         return {
-            # "html" and "context_html": the outputs as the page formats them (pages/outputs.py)
+            # "html": the output as the page formats it (pages/conversations.py)
             "panes": [{"label": label, "text": o.get("text", ""), "html": o.get("html")}
                       for label, o in zip((self.label_a, self.label_b), outputs[:2],
                                           strict=False)],
-            "context_html": outputs[0].get("context_html") if outputs else None,
             "choices": [{"value": c, "label": f"{labels[c]} is better" if c != "tie"
                          else labels[c], "key": keys[c], "checked": value.get("choice") == c}
                         for c in self._choices()],
