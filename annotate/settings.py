@@ -245,6 +245,15 @@ CELERY_BEAT_SCHEDULE = {
     # Every kind of background job whose worker stopped: re-queued, or failed (lifecycle.py).
     "sweep-stale-jobs": {"task": "campaigns.sweep_stale_jobs", "schedule": 300.0},
 }
+# Fair shares of each queue (campaigns/jobs/fairness.py): jobs one researcher may have running
+# at once on each of the statistics, exports and judges queues (0: no cap); more wait queued.
+JOBS_RUNNING_PER_RESEARCHER = env.int("JOBS_RUNNING_PER_RESEARCHER", default=1)
+# Memory one job may allocate in its worker process beyond what the process held (0: no
+# limit); past it the job fails with that reason (campaigns/jobs/memory.py). Worker processes
+# are replaced once their resident memory passes CELERY_WORKER_MAX_MEMORY_PER_CHILD (KiB).
+JOB_MEMORY_LIMIT_MB = env.int("JOB_MEMORY_LIMIT_MB", default=3072)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+                                             default=1_500_000)
 # Exports: rows per query/progress update, and when a running job without progress is lost.
 EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
 # csv, csv-long on PostgreSQL: written by COPY (campaigns/exporting/sql.py), N annotations a COPY.
