@@ -391,8 +391,13 @@ CLAIM_WINDOW_SECONDS = env.int("CLAIM_WINDOW_SECONDS", default=600)
 CLAIM_LIMIT_PER_ADDRESS = env.int("CLAIM_LIMIT_PER_ADDRESS", default=10)
 CLAIM_LIMIT_PER_WORKER = env.int("CLAIM_LIMIT_PER_WORKER", default=60)
 CLAIM_LIMIT_PER_STUDY = env.int("CLAIM_LIMIT_PER_STUDY", default=2000)
-# Minutes a new assignment holds its items before the worker opens one of them; opening an
-# item page extends the hold to the campaign's full timeout (0: the full timeout at once).
+# The newcomer limits adapt to the study's size (annotate/http/ratelimit.py, newcomer_limits):
+# one address may start this share of the study's assignments per window, and newcomers from
+# addresses that already started one may together start this share (within the limits above).
+CLAIM_SHARE_PER_ADDRESS = env.float("CLAIM_SHARE_PER_ADDRESS", default=0.05)
+CLAIM_SHARE_REPEAT = env.float("CLAIM_SHARE_REPEAT", default=0.25)
+# Minutes a new assignment holds its items until its first answer is saved; that answer extends
+# the hold to the campaign's full timeout (0: the full timeout at once). Opening pages does not.
 ASSIGNMENT_RESERVATION_MINUTES = env.int("ASSIGNMENT_RESERVATION_MINUTES", default=5)
 
 # Request bodies, one limit per kind of path (annotate/http/limits.py), checked against
