@@ -104,6 +104,11 @@ def start_all_waiting(kinds: tuple[JobKind, ...]) -> int:
     return started
 
 
+def _queued_at(job):
+    """When the job was queued (a kind that does not record it: when it was created)."""
+    return job.queued_at or getattr(job, "created_at", None)
+
+
 def _start_for(queue: str, owner_id: int) -> int:
     queue_kinds = [kind for kind in REGISTERED if kind.queue == queue]
     with transaction.atomic():
@@ -112,9 +117,9 @@ def _start_for(queue: str, owner_id: int) -> int:
         if free <= 0:
             return 0
         waiting = sorted(
-            ((job.queued_at, job.pk, kind) for kind in queue_kinds
+            ((_queued_at(job), job.pk, kind) for kind in queue_kinds
              for job in kind.model.objects.filter(status=JobStatus.QUEUED, **{kind.owner: owner_id})
-             .exclude(waiting="").only("pk", "queued_at")),
+             .exclude(waiting="")),
             key=lambda entry: (entry[0] is None, entry[0], entry[1]))[:free]
         # Cleared under the lock: two jobs ending at once never send the same one twice.
         for _at, pk, kind in waiting:
