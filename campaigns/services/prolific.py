@@ -2,32 +2,27 @@
 
 The token comes from the environment (PROLIFIC_API_TOKEN) or is typed in for one request; it is
 never stored. With the token in the environment, a participant's start is also checked against
-their submission (prolific_participant_verified). Endpoints (Prolific API v1,
+their submission (prolific_starts.py). Endpoints (Prolific API v1,
 `Authorization: Token <token>`):
 - POST /api/v1/submissions/bulk-approve/   {"submission_ids": [...]}
 - POST /api/v1/submissions/bonus-payments/ {"study_id": ..., "csv_bonuses": "<pid>,<amount>\\n..."}
   answers the bulk bonus payment object, whose "id" the next call pays:
 - POST /api/v1/bulk-bonus-payments/<id>/pay/
-- GET  /api/v1/submissions/<SESSION_ID>/   -> {"participant", "study_id", "status", ...}
 """
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.core.cache import cache
 
 from annotate.http import egress
 
 from ..errors import ServiceError
 from ..models import Campaign
 from ..selectors.approvals import campaign_submissions, prolific_bonus_csv
-
-logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = 1.0  # doubled after each 5xx
@@ -155,46 +150,3 @@ def submissions_send_to_prolific(*, campaign: Campaign, token: str, approve: boo
                 result.bonus_payments[study] = payment
     return result
 
-
-# --- who may have more than a first item ----------------------------------------------------
-
-# A participant's place is real once Prolific lists their submission of the study: reserved
-# (the place is theirs) or active (they started).
-LIVE_SUBMISSION = ("RESERVED", "ACTIVE")
-CHECK_SECONDS = 3.0  # the participant waits on this at the start
-VERIFIED_CACHE_SECONDS = 3600
-
-
-def prolific_participant_verified(*, participant_id: str, study_id: str,
-                                  session_id: str) -> bool | None:
-    """Whether Prolific has a live submission `session_id` of study `study_id` by
-    `participant_id` (GET /api/v1/submissions/<SESSION_ID>/ with the researcher's token,
-    PROLIFIC_API_TOKEN); None when no token is configured (nothing is checked). Prolific
-    unreachable, slow or answering anything but that submission counts as not verified.
-    A verified session is remembered for an hour (a returning participant is not asked
-    again)."""
-    token = token_from_environment()
-    if not token:
-        return None
-    if not (participant_id and study_id and session_id) or len(session_id) > 64 \
-            or not session_id.isalnum():
-        return False
-    key = f"prolific-verified:{session_id}:{participant_id}:{study_id}"
-    if cache.get(key):
-        return True
-    url = f"{settings.PROLIFIC_API_URL.rstrip('/')}/api/v1/submissions/{session_id}/"
-    try:
-        answer = egress.request("GET", url, body=None, deadline_seconds=CHECK_SECONDS,
-                                max_bytes=64 * 1024,
-                                headers={"Authorization": f"Token {token}",
-                                         "Accept": "application/json"})
-        submission = json.loads(answer.body) if answer.status == 200 else {}
-    except (egress.EgressRefused, egress.EgressFailed, ValueError, RecursionError) as exc:
-        logger.warning("Prolific submission check failed: %s", type(exc).__name__)
-        return False
-    verified = (isinstance(submission, dict) and submission.get("participant") == participant_id
-                and submission.get("study_id") == study_id
-                and submission.get("status") in LIVE_SUBMISSION)
-    if verified:
-        cache.set(key, True, VERIFIED_CACHE_SECONDS)
-    return bool(verified)

@@ -30,7 +30,7 @@ from ..models import Assignment, Campaign, Worker
 from ..pages.fields import question_fields
 from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
-from ..services.prolific import prolific_participant_verified
+from ..services.prolific_starts import prolific_participant_verified
 from ..work import (
     assignment_claim,
     campaign_and_worker,
