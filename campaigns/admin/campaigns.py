@@ -57,6 +57,7 @@ class CampaignAdmin(admin.ModelAdmin):
             "gold_items_per_assignment")}),
         ("Completion", {"fields": ("recruitment", "completion_mode", "completion_code",
                                    "completion_code_failed_checks", "completion_code_no_work",
+                                   "completion_code_screened_out",
                                    "completion_redirect_url", "platform_setup", "mturk_note")}),
         ("Approvals and bonus", {
             "description": "The bonus column of the submissions list, in the study's currency.",

@@ -104,7 +104,7 @@ class CampaignAdminForm(forms.ModelForm):
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
                   "completion_redirect_url", "recruitment", "completion_code_failed_checks",
-                  "completion_code_no_work",
+                  "completion_code_no_work", "completion_code_screened_out",
                   "bonus_per_item", "bonus_per_gold_correct",
                   "min_seconds_per_item", "min_seconds_per_word")
         # Slugs are public URLs, unique across researchers: a taken one is not theirs to name.

@@ -103,6 +103,8 @@ class CampaignSettingsInput(StrictInput):
                                                           max_length=100)
     completion_code_no_work = serializers.CharField(required=False, allow_blank=True,
                                                     max_length=100)
+    completion_code_screened_out = serializers.CharField(required=False, allow_blank=True,
+                                                         max_length=100)
     source = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX)
     min_seconds_per_item = serializers.FloatField(required=False, allow_null=True, min_value=0,
                                                   max_value=86_400)

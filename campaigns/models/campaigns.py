@@ -95,6 +95,11 @@ class Campaign(models.Model):
         max_length=100, blank=True,
         help_text="The study's code for a participant who finds no work to do (empty: they are "
         "asked to return the study).")
+    completion_code_screened_out = models.CharField(
+        max_length=100, blank=True,
+        help_text="The study's screened-out code (Prolific: a completion code whose action is "
+        "the fixed screen-out payment), given to a participant whose intake answers make them "
+        "ineligible or whose quota is full (empty: they are asked to return the study).")
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -202,6 +207,11 @@ class Worker(models.Model):
     platform_id = models.CharField(max_length=200)
     intake = models.JSONField(null=True, blank=True, help_text="Answers to the intake questions.")
     consented_at = models.DateTimeField(null=True, blank=True)
+    # Screened out by the intake's rules (campaigns/schema/screening.py): no work, ever, on
+    # this campaign; the reason names the rule ("ineligible:<question id>" or
+    # "quota:<question id>").
+    screened_out_at = models.DateTimeField(null=True, blank=True)
+    screened_out_reason = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     erased_at = models.DateTimeField(
         null=True, blank=True, help_text="When this worker's data was deleted on request."

@@ -78,6 +78,16 @@ def _row(assignment: Assignment, check: dict, action) -> dict:
     }
 
 
+def screened_out_participants(*, campaign: Campaign) -> list[dict]:
+    """The participants the intake's rules screened out, first screened first: who, when, the
+    rule, and their intake answers (all the study asked them; they answered no item)."""
+    workers = (Worker.objects.filter(campaign=campaign, screened_out_at__isnull=False)
+               .order_by("screened_out_at", "id"))
+    return [{"platform": w.platform, "participant_id": w.platform_id,
+             "screened_out_at": w.screened_out_at.isoformat(), "reason": w.screened_out_reason,
+             "intake": w.intake or {}} for w in workers]
+
+
 def _csv(header: list[str] | None, rows) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")

@@ -29,6 +29,7 @@ CONFIG_FIELDS = (
     "completion_code", "completion_redirect_url", "source",
     "min_seconds_per_item", "min_seconds_per_word",
     "recruitment", "completion_code_failed_checks", "completion_code_no_work",
+    "completion_code_screened_out",
 )
 # What create and update accept: the status changes only through publish, pause and close.
 SETTINGS_FIELDS = tuple(f for f in CONFIG_FIELDS if f != "status")

@@ -250,7 +250,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     }, status=status)
 
 
-def _platform_name(url: str) -> str:
+def platform_name(url: str) -> str:
     host = urlsplit(url).hostname or ""
     return "Prolific" if host.endswith("prolific.com") or host.endswith("prolific.co") else host
 
@@ -274,7 +274,7 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
         redirect_url = completion_redirect_url(assignment, code)
         if redirect_url:
             context.update(redirect_url=redirect_url, redirect_pause=REDIRECT_PAUSE_SECONDS,
-                           platform_name=_platform_name(redirect_url))
+                           platform_name=platform_name(redirect_url))
         else:
             context["another_url"] = _another_url(assignment)
     return render(request, "campaigns/done.html", context)

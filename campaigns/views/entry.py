@@ -25,7 +25,14 @@ from django.views.decorators.http import require_http_methods
 
 from annotate.http.ratelimit import START_MESSAGE, start_retry_after, too_many_requests
 
-from ..errors import NotLive, NoWorkAvailable, ResumeRefused, ServiceError, WorkerLimitReached
+from ..errors import (
+    NotLive,
+    NoWorkAvailable,
+    ResumeRefused,
+    ScreenedOut,
+    ServiceError,
+    WorkerLimitReached,
+)
 from ..models import Assignment, Campaign, Worker
 from ..pages.fields import question_fields
 from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
@@ -53,6 +60,7 @@ from .forms import (
     form_key_valid,
     platform_params,
 )
+from .screening import screened_out_page
 
 COOKIE_NAME = "annotate_wid"
 COOKIE_SALT = "campaigns.link-worker"
@@ -149,6 +157,8 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
         return _start(request, campaign, params, identity, worker, data)
     if params.preview:
         return _page(request, campaign, params, identity)
+    if worker is not None and worker.screened_out_at is not None:  # the same outcome again
+        return screened_out_page(request, campaign, worker.platform)
     if worker is not None:
         earlier = _earlier_assignment(campaign, params, worker, data)
         if earlier is not None:  # resume the open one, or show the submitted one's code
@@ -313,6 +323,8 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
             may_resume=lambda current: _owns(request, params, owner, current))
     except ResumeRefused:
         return _not_owner(request, campaign, params)
+    except ScreenedOut:  # nothing claimed, no slot held
+        return _with_cookie(request, screened_out_page(request, campaign, platform), new_cookie)
     except ServiceError as exc:
         return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
                             new_cookie)

@@ -29,6 +29,7 @@ from ..errors import (
 from ..models import Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
 from .expiry import assignments_expire, expire_lazily, first_deadline
+from .screening import claim_screened
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
            "new_row_json", "worker_assignment_cap"]
@@ -59,12 +60,18 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
     attention checks and gold items at random positions. `platform_ids` (keys in
     PLATFORM_ID_FIELDS) are stored on a new assignment. When `may_resume` says no to the
     worker's open assignment, ResumeRefused is raised and that assignment is left as it was.
+    A worker the intake's rules screen out gets ScreenedOut and nothing (work/screening.py).
     """
     if worker.campaign_id != campaign.pk:
         raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
     if not campaign.is_live:
         raise NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status), NOT_LIVE_MESSAGES["closed"]))
     ids = _clean_platform_ids(platform_ids or {})
+    return claim_screened(campaign, worker,
+                          lambda: _claim_expiring(campaign, worker, ids, may_resume))
+
+
+def _claim_expiring(campaign: Campaign, worker: Worker, ids: dict, may_resume) -> Assignment:
     now = timezone.now()
     expired_now = expire_lazily(campaign, now)
     try:
