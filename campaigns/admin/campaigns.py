@@ -51,6 +51,7 @@ class CampaignAdmin(admin.ModelAdmin):
             "fields": ("instructions", "instructions_preview", "examples", "examples_preview")}),
         ("Consent and intake questions", {
             "fields": ("consent_text", "consent_preview", "intake_questions")}),
+        ("Language", {"fields": ("language", "language_from_browser")}),
         ("Assignment settings", {"fields": (
             "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
             "max_assignments_per_worker", "attention_checks_per_assignment",

@@ -45,6 +45,17 @@ class Campaign(models.Model):
     intake_questions = models.JSONField(
         default=list, blank=True, help_text="Questions asked once per worker (schema format)."
     )
+    # The worker pages' language (campaigns/pages/language.py); the researcher's own texts
+    # (instructions, questions) are shown as written.
+    language = models.CharField(
+        max_length=35, default="en",
+        help_text="The worker pages' language, a BCP 47 code such as de, ar or zh-Hans. "
+        "Buttons, progress and messages are translated for en, de, es, fr, zh-Hans, ja and ar; "
+        "your instructions and questions are shown as you wrote them.")
+    language_from_browser = models.BooleanField(
+        default=False,
+        help_text="Let each participant's browser choose among the translated languages "
+        "(the campaign's language when it prefers none of them).")
 
     items_per_assignment = models.PositiveIntegerField(default=1)
     annotations_per_item = models.PositiveIntegerField(default=3)

@@ -17,6 +17,7 @@ from datetime import datetime
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import Exists, JSONField, Model, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from ..errors import (
     Conflict,
@@ -40,12 +41,13 @@ PLATFORM_ID_FIELDS = ("study_id", "session_id", "mturk_assignment_id", "mturk_hi
 CONTROL_SAMPLE = 30  # control items of each kind checked against a worker's history per claim
 CONTROL_POOL_SECONDS = 60.0
 _CONTROL_POOLS: dict[int, tuple[float, dict[str, list[int]]]] = {}  # campaign id -> ids
+# Marked for translation: the worker pages show them in the campaign's language.
 NOT_LIVE_MESSAGES = {
-    "draft": "This study has not started yet; please come back later.",
-    "paused": "This study is paused right now; please come back later.",
-    "closed": "This study is closed and hands out no more work. Thank you!",
+    "draft": gettext_noop("This study has not started yet; please come back later."),
+    "paused": gettext_noop("This study is paused right now; please come back later."),
+    "closed": gettext_noop("This study is closed and hands out no more work. Thank you!"),
 }
-NO_WORK_MESSAGE = "There is no more work for you in this campaign. Thank you!"
+NO_WORK_MESSAGE = gettext_noop("There is no more work for you in this campaign. Thank you!")
 _CLAIM_SQL = ("SELECT outcome, detail, assignment_id FROM campaigns_claim("
               "%s, %s, %s, %s, %s::bigint[], %s::double precision[], %s::jsonb, %s)")
 

@@ -3,6 +3,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field
 
 from ..base import (
@@ -115,13 +116,14 @@ class PairwiseQuestion(BaseQuestion):
         value = value if isinstance(value, dict) else {}
         outputs = (item_data or {}).get(OUTPUTS) or []
         texts = [o.get("text", "") if isinstance(o, dict) else "" for o in outputs[:2]]
-        labels = {"A": self.label_a, "B": self.label_b, "tie": "About the same"}
+        labels = {"A": self.label_a, "B": self.label_b, "tie": gettext("About the same")}
         keys = {"A": "a", "B": "b", "tie": "t"}
         return {
             "panes": [{"label": label, "text": text}
                       for label, text in zip((self.label_a, self.label_b), texts, strict=False)],
-            "choices": [{"value": c, "label": f"{labels[c]} is better" if c != "tie"
-                         else labels[c], "key": keys[c], "checked": value.get("choice") == c}
+            "choices": [{"value": c, "key": keys[c], "checked": value.get("choice") == c,
+                         "label": labels[c] if c == "tie"
+                         else gettext("%(label)s is better") % {"label": labels[c]}}
                         for c in self._choices()],
             "strengths": [{"value": s, "checked": value.get("strength") == s}
                           for s in STRENGTHS] if self.strength else [],
