@@ -82,4 +82,5 @@ WORKER_SCRIPT_STRINGS = (
     gettext_noop("Marked “%(text)s” as %(label)s. %(n)s spans marked."),
     gettext_noop("End of text"), gettext_noop("space"),
     gettext_noop("Nothing selected: hold shift and use the arrow keys to select."),
+    gettext_noop("%(value)s, near %(label)s"),
 )

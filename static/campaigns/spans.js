@@ -415,7 +415,9 @@
 
     box.addEventListener("keydown", function (event) {
       var key = event.key;
-      var moves = { ArrowLeft: -1, ArrowRight: 1, Home: -Infinity, End: Infinity };
+      // Right to left (an Arabic or Hebrew page), the left arrow moves on through the text.
+      var ahead = window.getComputedStyle(box).direction === "rtl" ? -1 : 1;
+      var moves = { ArrowLeft: -ahead, ArrowRight: ahead, Home: -Infinity, End: Infinity };
       if (key in moves && !event.metaKey) {
         event.preventDefault();
         var to = Math.abs(moves[key]) === Infinity ? (moves[key] < 0 ? 0 : n)
