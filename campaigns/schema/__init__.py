@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
+from django.utils.translation import gettext
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
@@ -248,7 +249,7 @@ def validate_answers(
         raw = answers.get(q.id)
         if q.is_empty(raw):
             if q.required and not partial:
-                errors[q.id] = "Please answer this question."
+                errors[q.id] = gettext("Please answer this question.")
             continue
         try:
             cleaned[q.id] = q.validate_answer(raw, item_data)

@@ -153,7 +153,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         if assignment is None or page is None:
             raise Http404("This assignment has no such item.") from None
         activate_worker_language(request, assignment.campaign)
-        return _render_item(request, assignment, page, values=answers, errors=exc.errors,
+        errors = _errors_in_page_language(assignment, page, answers) or exc.errors
+        return _render_item(request, assignment, page, values=answers, errors=errors,
                             status=400)
     except ServiceError as exc:
         if exc.status == 404:
@@ -176,6 +177,17 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     total = assignment.item_count  # read with the assignment (items never change)
     return HttpResponseRedirect(item_url(assignment, position + 1) if position < total
                                 else finish_url(assignment))
+
+
+def _errors_in_page_language(assignment: Assignment, page, answers: dict) -> dict:
+    """The save's check again, now in the page's language (the save ran before the view knew
+    the campaign); {} if it passes this time."""
+    try:
+        validate_answers(parse_schema_cached(assignment.campaign.schema), answers,
+                         page.entry.item.data)
+    except AnswerInvalid as exc:
+        return exc.errors
+    return {}
 
 
 def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> bool:

@@ -139,3 +139,19 @@ def _untranslated(po: str) -> list[str]:
         if "#, fuzzy" in block or re.search(r'msgstr(\[\d\])? ""\n*$', block):
             out.append(msgid[:80])
     return out
+
+
+@pytest.mark.django_db
+def test_a_rejected_answer_is_explained_in_the_pages_language(owner):
+    from tests.views.conftest import item_url, start
+    campaign = make_campaign(owner=owner, language="de")
+    make_items(campaign, 2)
+    client = Client()
+    assignment = start(client, campaign)
+    page = client.get(item_url(assignment)).content.decode()
+    form_key = re.search(r'name="form_key" value="([^"]+)"', page).group(1)
+    response = client.post(item_url(assignment), {"form_key": form_key, "q-coherence": "3"})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Bitte beantworten Sie diese Frage." in html
+    assert "Please answer this question." not in html
