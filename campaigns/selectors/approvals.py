@@ -11,6 +11,7 @@ import pandas as pd
 from ..analysis.approvals import APPROVE, REJECT, BonusRule, submission_actions, submission_quality
 from ..models import Annotation, Assignment, Campaign, Worker
 from .analysis import annotations_frame, split_frame
+from .analysis.flags import speed_rules
 
 COLUMNS = [
     "assignment", "platform", "participant_id", "study_id", "submission_id",
@@ -31,7 +32,8 @@ def _quality(campaign: Campaign) -> pd.DataFrame:
     humans, _ = split_frame(annotations_frame(campaign=campaign))
     of = dict(Annotation.objects.filter(campaign=campaign).values_list("id", "assignment_id"))
     humans = humans.assign(submission=humans["annotation"].map(of))
-    return submission_quality(humans)
+    rules, humans = speed_rules(humans, campaign)  # the campaign's floors, as the flags use
+    return submission_quality(humans, rules)
 
 
 def _seconds(assignment: Assignment) -> float | None:
