@@ -17,7 +17,7 @@ from ..services.campaigns import SETTINGS_FIELDS, SLUG_UNAVAILABLE, campaign_che
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
 _ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url",
-                 "min_seconds_per_item", "min_seconds_per_word")
+                 "min_seconds_per_item", "min_seconds_per_word", "language")
 
 
 class PrettyJSONField(forms.JSONField):
@@ -120,6 +120,8 @@ class CampaignAdminForm(forms.ModelForm):
                 self.fields[name].required = False
         if "recruitment" in self.fields:
             self.fields["recruitment"].required = False
+        if "language" in self.fields:
+            self.fields["language"].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
@@ -135,6 +137,10 @@ class CampaignAdminForm(forms.ModelForm):
     def clean_recruitment(self):
         # Left out (a form posted before the field existed): a plain link, the model's default.
         return self.cleaned_data.get("recruitment") or Campaign.Recruitment.LINK
+
+    def clean_language(self):
+        # Left out (a form posted before the field existed): English, the model's default.
+        return (self.cleaned_data.get("language") or "").strip() or "en"
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []

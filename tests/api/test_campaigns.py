@@ -169,3 +169,16 @@ def test_duplicating_onto_another_researchers_slug_answers_the_same_neutral_409(
     assert response.json()["message"] == "This slug is not available; choose another."
     assert Campaign.objects.filter(slug="theirs").count() == 1
     assert not Campaign.objects.filter(owner=owner).exclude(pk=mine.pk).exists()
+
+
+def test_the_worker_pages_language_is_a_bcp47_tag(api, campaign):
+    response = api.patch(f"/api/campaigns/{campaign.slug}/",
+                         {"language": "zh-Hans", "language_from_browser": True}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["language"] == "zh-Hans"
+    response = api.patch(f"/api/campaigns/{campaign.slug}/", {"language": "German!"},
+                         format="json")
+    assert response.status_code == 400
+    assert response.json()["extra"]["errors"] == [
+        {"path": "language", "message": "expected a BCP 47 language code such as de, ar or "
+                                        "zh-Hans"}]
