@@ -56,6 +56,8 @@ MIDDLEWARE = [
     # their error pages included, may be framed by MTurk and only by MTurk.
     "annotate.http.frames.WorkerFrameMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Worker pages switch to their campaign's language; every request starts and ends in ours.
+    "annotate.http.language.LanguageResetMiddleware",
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
     "annotate.http.ratelimit.RateLimitMiddleware",
     "annotate.http.limits.RequestSizeMiddleware",
@@ -105,6 +107,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "campaigns.pages.language.page_language",
             ],
         },
     },
@@ -169,6 +172,11 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+# The languages the worker pages ship translations for (locale/); a campaign may name any
+# BCP 47 language, whose pages then show the product's strings in English.
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("es", "Español"), ("fr", "Français"),
+             ("zh-hans", "简体中文"), ("ja", "日本語"), ("ar", "العربية")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

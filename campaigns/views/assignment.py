@@ -21,6 +21,8 @@ from urllib.parse import urlencode, urlsplit
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
@@ -29,6 +31,7 @@ from ..errors import ServiceError
 from ..models import Assignment, Worker
 from ..pages.fields import timer_seconds
 from ..pages.item import form_expired, item_context, message_page
+from ..pages.language import activate_worker_language
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..work import (
@@ -54,9 +57,11 @@ from .forms import (
 REDIRECT_PAUSE_SECONDS = 4
 
 CLOSED_MESSAGES = {
-    Assignment.Status.EXPIRED: "The time for this assignment ran out, so it was given back. "
-    "The answers you saved are kept. You can start again from the study link.",
-    Assignment.Status.RETURNED: "This assignment was returned. The answers you saved are kept.",
+    Assignment.Status.EXPIRED: gettext_lazy(
+        "The time for this assignment ran out, so it was given back. The answers you saved "
+        "are kept. You can start again from the study link."),
+    Assignment.Status.RETURNED: gettext_lazy(
+        "This assignment was returned. The answers you saved are kept."),
 }
 
 
@@ -92,10 +97,13 @@ def _binding(token: str) -> str:
     return f"assignment:{token}"
 
 
-def _assignment_or_404(token: str) -> Assignment:
+def _assignment_or_404(token: str, request: HttpRequest | None = None) -> Assignment:
+    """The assignment; with `request`, the page switches to its campaign's language."""
     assignment = assignment_by_token(token=token)
     if assignment is None:
         raise Http404("No such assignment.")
+    if request is not None:
+        activate_worker_language(request, assignment.campaign)
     return assignment
 
 
@@ -105,10 +113,10 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
     if assignment.status == Assignment.Status.SUBMITTED:
         return HttpResponseRedirect(done_url(assignment))
     message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
-    return message_page(request, heading="This assignment is closed", message=message,
+    return message_page(request, heading=_("This assignment is closed"), message=message,
                         status=status, campaign=assignment.campaign,
                         link_url=reverse("campaigns:entry", args=[assignment.campaign.slug]),
-                        link_text="Back to the study page")
+                        link_text=_("Back to the study page"))
 
 
 @csrf_exempt
@@ -119,6 +127,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         assignment, page = assignment_with_page(token=token, position=position)  # one read
         if assignment is None:
             raise Http404("No such assignment.")
+        activate_worker_language(request, assignment.campaign)
         if not assignment_is_open(assignment):
             return _closed(request, assignment)
         if page is None:
@@ -141,7 +150,9 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         assignment, page = assignment_with_page(token=token, position=position)
         if assignment is None or page is None:
             raise Http404("This assignment has no such item.") from None
-        return _render_item(request, assignment, page, values=answers, errors=exc.errors,
+        activate_worker_language(request, assignment.campaign)
+        errors = _errors_in_page_language(assignment, page, answers) or exc.errors
+        return _render_item(request, assignment, page, values=answers, errors=errors,
                             status=400)
     except ServiceError as exc:
         if exc.status == 404:
@@ -149,7 +160,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         # Closed; a repeat of the final submit (double click) finds the work handed in and
         # goes to the code like the first one, nothing stored twice. Other answers posted to
         # handed-in work (a stale second tab) are not saved, and the page says so.
-        assignment = _assignment_or_404(token)
+        assignment = _assignment_or_404(token, request)
         if (assignment.status == Assignment.Status.SUBMITTED
                 and not _repeats_saved_answers(request, token, position)):
             return _not_saved(request, assignment)
@@ -163,6 +174,17 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     total = assignment.item_count  # read with the assignment (items never change)
     return HttpResponseRedirect(item_url(assignment, position + 1) if position < total
                                 else finish_url(assignment))
+
+
+def _errors_in_page_language(assignment: Assignment, page, answers: dict) -> dict:
+    """The save's check again, now in the page's language (the save ran before the view knew
+    the campaign); {} if it passes this time."""
+    try:
+        validate_answers(parse_schema_cached(assignment.campaign.schema), answers,
+                         page.entry.item.data)
+    except AnswerInvalid as exc:
+        return exc.errors
+    return {}
 
 
 def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> bool:
@@ -182,12 +204,12 @@ def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> b
 
 def _not_saved(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     return message_page(
-        request, heading="Not saved: this work was already handed in", status=409,
-        message="The answers on this page were not saved, because this assignment was already "
-                "handed in (perhaps from another tab or window). Your earlier answers are kept, "
-                "and your completion code is on the next page.",
+        request, heading=_("Not saved: this work was already handed in"), status=409,
+        message=_("The answers on this page were not saved, because this assignment was "
+                  "already handed in (perhaps from another tab or window). Your earlier "
+                  "answers are kept, and your completion code is on the next page."),
         campaign=assignment.campaign, link_url=done_url(assignment),
-        link_text="Show my completion code")
+        link_text=_("Show my completion code"))
 
 
 def _with_order(schema, answers: dict, token: str, position: int) -> dict:
@@ -217,7 +239,7 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
 @require_http_methods(["GET", "POST"])
 def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     """What is answered and what is left; its POST hands complete work in (assignment_submit)."""
-    assignment = _assignment_or_404(token)
+    assignment = _assignment_or_404(token, request)
     if request.method == "POST" and not form_key_valid(request, _binding(token)):
         return form_expired(request, assignment.campaign)
     if assignment.status == Assignment.Status.SUBMITTED:
@@ -247,7 +269,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     }, status=status)
 
 
-def _platform_name(url: str) -> str:
+def platform_name(url: str) -> str:
     host = urlsplit(url).hostname or ""
     return "Prolific" if host.endswith("prolific.com") or host.endswith("prolific.co") else host
 
@@ -256,7 +278,7 @@ def _platform_name(url: str) -> str:
 @require_GET
 def done_page(request: HttpRequest, token: str) -> HttpResponse:
     """The completion code, shown only once the assignment is submitted, and the way back."""
-    assignment = _assignment_or_404(token)
+    assignment = _assignment_or_404(token, request)
     if assignment.status != Assignment.Status.SUBMITTED:
         if assignment_is_open(assignment):
             return HttpResponseRedirect(finish_url(assignment))
@@ -271,7 +293,7 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
         redirect_url = completion_redirect_url(assignment, code)
         if redirect_url:
             context.update(redirect_url=redirect_url, redirect_pause=REDIRECT_PAUSE_SECONDS,
-                           platform_name=_platform_name(redirect_url))
+                           platform_name=platform_name(redirect_url))
         else:
             context["another_url"] = _another_url(assignment)
     return render(request, "campaigns/done.html", context)
