@@ -156,7 +156,8 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return _closed(request, assignment, status=409, message=message)
     assignment = saved.assignment
     if saved.handed_in:  # that was the last unanswered item: the work is in
-        return _done(request, _assignment_or_404(token), page_url=done_url(assignment))
+        # The saved assignment carries its new status and completion code: no read again.
+        return _done(request, assignment, page_url=done_url(assignment))
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)
