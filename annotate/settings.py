@@ -261,6 +261,10 @@ IMPORT_STALE_SECONDS = env.int("IMPORT_STALE_SECONDS", default=600)
 STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
 # The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
 STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
+# The memory a statistics computation may use (MB): a campaign whose estimate is over it is
+# refused with a clear message; one that reaches half of it once its data is read gets fewer
+# resamples, said in the result (campaigns/selectors/analysis/budget.py). 0: no limit.
+STATISTICS_MEMORY_LIMIT_MB = env.int("STATISTICS_MEMORY_LIMIT_MB", default=2048)
 # LLM judges: the local provider's endpoint (the demo's), unset so nothing is called; a
 # request's deadline (connect and every read); the longest backoff honoured.
 LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")

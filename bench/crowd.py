@@ -85,7 +85,7 @@ SCHEMA = {
 WORDS = ("the film was a slow and quiet study of grief with moments of real beauty though its "
          "second half drags and the ending feels unearned despite strong acting by the lead "
          "I cannot believe anyone is giving this movie a good rating terrible plot pace").split()
-KINDS = ("claim", "item", "submit")  # the requests of one submission
+KINDS = ("claim", "item", "submit", "done")  # the requests of one submission
 ENTRY = "entry"  # the study link, opened once per simulated worker (not per submission)
 FORM_KEY_FIELD = re.compile(rb'name="form_key" value="([^"]+)"')
 STARTED_FIELD = re.compile(rb'name="started" value="([^"]+)"')
@@ -293,7 +293,8 @@ def _item_page(client: Client, status: int, landed: str, html: bytes):
 
 
 def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: dict,
-                stop: threading.Event, per_assignment: int = 1) -> None:
+                stop: threading.Event, per_assignment: int = 1,
+                follow_done: bool = False) -> None:
     """One worker: the study link once, then claim and answer each item until time is up."""
     pid = hashlib.sha256(tag.encode()).hexdigest()[:24]  # in Prolific's form
     ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
@@ -333,6 +334,8 @@ def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: d
             results["submitted"].append(token)
             if landed == f"/a/{token}/done/":  # the last item saved: handed in
                 results["handed_in"].append(token)
+                if follow_done and status in (302, 303):  # as a browser follows the redirect
+                    client.request("done", "GET", landed)
 
 
 def ceiling_loop(client: Client, deadline: float, results: dict) -> None:
@@ -485,14 +488,15 @@ class AutoAnalyze(threading.Thread):
 
 
 def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: list,
-          figures: dict | None = None) -> float:
+          figures: dict | None = None, follow_done: bool = False) -> float:
     """One run of n workers; returns submissions/s and fills `figures` (per answered item)."""
     vacuum()
     stop = threading.Event()
     analyze = AutoAnalyze()
     analyze.start()
     timings, results, elapsed, cpu = run(worker_loop, n, seconds, port, slug=campaign.slug,
-                                         stop=stop, per_assignment=campaign.items_per_assignment)
+                                         stop=stop, per_assignment=campaign.items_per_assignment,
+                                         follow_done=follow_done)
     analyzed = analyze.stop()
     rate = len(results["submitted"]) / elapsed
     all_submitted += results["submitted"]
@@ -601,11 +605,13 @@ def compare(args, owner) -> bool:
                 proc, port = servers[label]
                 SERVER[:] = [proc]
                 print(f"block {block + 1}, {label} ({args.compare if label == 'before' else ROOT})")
-                rate = crowd(one, n, args.seconds, port, submitted["one"])
+                rate = crowd(one, n, args.seconds, port, submitted["one"],
+                             follow_done=args.follow_done)
                 shares[label].append(rate / ceiling(n, min(args.seconds, 5), port))
                 print(f"    {shares[label][-1]:.3f} submissions per one-INSERT request")
                 figures: dict = {}
-                crowd(multi, n, args.seconds, port, submitted["multi"], figures)
+                crowd(multi, n, args.seconds, port, submitted["multi"], figures,
+                      follow_done=args.follow_done)
                 per_item[label].append(figures)
     finally:
         for proc, _ in servers.values():
@@ -642,6 +648,9 @@ def main() -> int:
                         help="another checkout (the code before): alternate blocks of before "
                              "and after instead of the runs above")
     parser.add_argument("--blocks", type=int, default=4, help="blocks of --compare")
+    parser.add_argument("--follow-done", action="store_true",
+                        help="GET the done page after a redirect to it, as a browser does (the "
+                             "flow with one request per answered item gets it with the save)")
     parser.add_argument("--multi", type=int, default=12,
                         help="items per assignment of --compare's second campaign")
     args = parser.parse_args()

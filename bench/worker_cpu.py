@@ -10,7 +10,8 @@ set-up is not measured) with DEBUG off, the form keys checked and the collected 
 temporary STATIC_ROOT: ONE worker (a fixed PROLIFIC_PID) opens the study link once (entry
 GET, reported apart), then each flow is claim POST (answered with the item page), submit POST
 (the one-item assignment is handed in by the submit, answered with the done page), as a worker
-taking HIT after HIT; a checkout still on redirects adds the item GET. Prints the CPU time of this process (time.process_time: Python + driver, not
+taking HIT after HIT; a checkout still on redirects adds the item GET. Prints the CPU time
+of this process (time.process_time: Python + driver, not
 PostgreSQL's), the wall time (with PostgreSQL's) and the number of SQL queries per request
 kind, and the claim's wall time per block of flows (the worker's history grows by one
 assignment per flow; "never the same item twice" must not get slower with it).
@@ -171,7 +172,7 @@ def main() -> int:
               f"{1000 * meter.wall[kind] / n:6.2f} ms wall  "
               f"{meter.queries[kind] / n:5.2f} queries")
     print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {1000 * total_wall:6.2f} ms wall  "
-          f"{total_q:5.2f} queries  ({len(KINDS)} requests per submission)")
+          f"{total_q:5.2f} queries  (requests counted per kind above)")
     entry = crowd.ENTRY
     print(f"  {entry:<7} {1000 * meter.cpu[entry]:6.2f} ms CPU  "
           f"{1000 * meter.wall[entry]:6.2f} ms wall  {meter.queries[entry]:5.2f} queries  "

@@ -14,6 +14,7 @@ from ...analysis import (
 from ...models import Annotation, Campaign
 from ...schema import TaskSchema, parse_schema
 from .answers import best_worst_statistics, preference_statistics, span_statistics
+from .budget import check_memory_budget, resamples_within_budget
 from .flags import _flagged_names, _quality, _rated_units
 from .frames import (
     LLM,
@@ -121,11 +122,17 @@ def campaign_statistics(
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
+    `resamples` says how many bootstrap resamples the intervals used (fewer than `n_boot`,
+    and why, when the job's memory budget called for it: budget.py); a campaign over the
+    budget raises budget.StatisticsTooLarge before anything is read.
     """
     _check_options(correction, ties)
+    check_memory_budget(campaign=campaign)  # StatisticsTooLarge: refused before reading
     schema = parse_schema(campaign.schema)
     frame = annotations_frame(campaign=campaign, schema=schema)
     humans, llm = split_frame(frame)
+    resamples = resamples_within_budget(n_boot)  # fewer when the data holds much of the limit
+    n_boot = resamples.used
     quality_table = _quality(humans, campaign)
     flagged = _flagged_names(quality_table)
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
@@ -150,6 +157,7 @@ def campaign_statistics(
                     "include_failed_judge_outputs": include_failed_judge_outputs,
                     "ties": ties},
         "counts": _counts(humans, used, llm, flagged),
+        "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
         "progress": _progress(campaign),
         **{name: records(table) for name, table in tables.items()},
