@@ -122,16 +122,9 @@ def campaign_statistics(
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
-    `resamples` says how many bootstrap resamples the intervals used (fewer than `n_boot`,
-    and why, when the job's memory budget called for it: budget.py); a campaign over the
-    budget raises budget.StatisticsTooLarge before anything is read.
     """
     _check_options(correction, ties)
-    check_memory_budget(campaign=campaign)  # StatisticsTooLarge: refused before reading
-    schema = parse_schema(campaign.schema)
-    frame = annotations_frame(campaign=campaign, schema=schema)
-    humans, llm = split_frame(frame)
-    resamples = resamples_within_budget(n_boot)  # fewer when the data holds much of the limit
+    schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
     n_boot = resamples.used
     quality_table = _quality(humans, campaign)
     flagged = _flagged_names(quality_table)
@@ -172,6 +165,17 @@ def campaign_statistics(
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def _read_within_budget(campaign: Campaign, n_boot: int):
+    """(schema, human rows, judge rows, Resamples: the `resamples` of the result, fewer than
+    `n_boot` when the memory budget says so): a campaign over the memory budget raises
+    budget.StatisticsTooLarge before anything is read; fewer resamples when the data read
+    holds much of the budget."""
+    check_memory_budget(campaign=campaign)
+    schema = parse_schema(campaign.schema)
+    humans, llm = split_frame(annotations_frame(campaign=campaign, schema=schema))
+    return schema, humans, llm, resamples_within_budget(n_boot)
 
 
 def _counts(humans: pd.DataFrame, used: pd.DataFrame, llm: pd.DataFrame, flagged: set) -> dict:
