@@ -204,9 +204,7 @@ class Client:
 
     def request(self, kind: str, method: str, path: str, form: dict | None = None):
         body = urllib.parse.urlencode(form, doseq=True).encode() if form is not None else b""
-        # What a browser sends when it navigates (the start opens the assignment only then).
-        head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Sec-Fetch-Dest: document",
-                "Sec-Fetch-Mode: navigate"]
+        head = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1"]
         if self.cookie:
             head.append(f"Cookie: {self.cookie}")
         if form is not None:

@@ -109,8 +109,7 @@ def flow(client: Client, meter: Meter, worker: Worker, n: int) -> None:
     """Claim, (item GET after a redirect, in the flow before one request per answered item),
     submit; the last save lands on the done page."""
     response = meter.request("claim", client.post, f"/c/{worker.slug}/", urlencode(
-        {**worker.ids, "form_key": worker.form_key}), content_type=FORM,
-        HTTP_SEC_FETCH_DEST="document")
+        {**worker.ids, "form_key": worker.form_key}), content_type=FORM)
     location = crowd._landed(response.status_code, response.get("Location", ""),
                              response.content)
     assert location.startswith("/a/"), (response.status_code, response.content[:300])

@@ -172,6 +172,8 @@ def _compute(row: StatisticsResult) -> dict:
         result = COMPUTE[row.kind](row.campaign, dict(row.options))
     except StatisticsTooLarge as exc:  # refused before reading: the message says why
         raise JobFailed(str(exc)) from None
+    except MemoryError:
+        raise  # over the job's memory limit: the lifecycle states it
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher
         logger.exception("statistics %s of campaign %s failed", row.kind, row.campaign_id)
         raise JobFailed(f"{type(exc).__name__}: {exc}"[:2000]) from None

@@ -41,7 +41,6 @@ from ..work import (
     assignment_by_token,
     assignment_entries,
     assignment_is_open,
-    assignment_opened,
     assignment_progress,
     assignment_submit,
     assignment_with_page,
@@ -163,15 +162,13 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     total = assignment.item_count  # read with the assignment (items never change)
     if position < total:
         return item_response(request, token, position + 1, page_url=True)
-    assignment_opened(assignment)  # an answer given without the page shown first counts too
     return _finish(request, assignment, page_url=finish_url(assignment))
 
 
 def item_response(request: HttpRequest, token: str, position: int, *,
-                  page_url: bool = False, opens: bool = True) -> HttpResponse:
+                  page_url: bool = False) -> HttpResponse:
     """The item page at `position` (one read), as a GET shows it or as the answer to a POST
-    (`page_url`: the page then names its own address for the address bar). Showing it opens
-    the assignment (the reservation becomes the full timeout) unless `opens` is False."""
+    (`page_url`: the page then names its own address for the address bar)."""
     assignment, page = assignment_with_page(token=token, position=position)
     if assignment is None:
         raise Http404("No such assignment.")
@@ -179,18 +176,8 @@ def item_response(request: HttpRequest, token: str, position: int, *,
         return _closed(request, assignment)
     if page is None:
         raise Http404("This assignment has no such item.")
-    if opens:
-        assignment_opened(assignment)  # the reservation becomes the full timeout
     values = page.entry.annotation.answers if page.entry.annotation else None
     return _render_item(request, assignment, page, values=values, page_url=page_url)
-
-
-def browser_navigation(request: HttpRequest) -> bool:
-    """Did a browser send this request to show the page it answers (Sec-Fetch-Dest, which
-    browsers set and a script does not unless it pretends to be one)? The start POST answers
-    with the first item; only a browser's opens the assignment, so a start-after-start loop
-    holds its items for the reservation window only, as when it never fetched the item page."""
-    return request.headers.get("Sec-Fetch-Dest") == "document"
 
 
 def continue_response(request: HttpRequest, assignment: Assignment) -> HttpResponse:
@@ -202,8 +189,7 @@ def continue_response(request: HttpRequest, assignment: Assignment) -> HttpRespo
     if url == finish_url(assignment):
         return _finish(request, assignment, page_url=url)
     position = int(url.rstrip("/").rsplit("/", 1)[1])
-    return item_response(request, assignment.token, position, page_url=True,
-                         opens=browser_navigation(request))
+    return item_response(request, assignment.token, position, page_url=True)
 
 
 def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> bool:
