@@ -273,7 +273,7 @@ STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
 # The memory a statistics computation may use (MB): a campaign whose estimate is over it is
 # refused with a clear message; one that reaches half of it once its data is read gets fewer
 # resamples, said in the result (campaigns/selectors/analysis/budget.py). 0: no limit.
-STATISTICS_MEMORY_LIMIT_MB = env.int("STATISTICS_MEMORY_LIMIT_MB", default=2048)
+STATISTICS_MEMORY_LIMIT_MB = env.int("STATISTICS_MEMORY_LIMIT_MB", default=4096)
 # LLM judges: the local provider's endpoint (the demo's), unset so nothing is called; a
 # request's deadline (connect and every read); the longest backoff honoured.
 LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")

@@ -16,7 +16,9 @@ from django.conf import settings
 from ...models import Annotation, Campaign
 
 BASE_MB = 250  # the process with Django, pandas and scipy loaded, before any data
-MB_PER_MILLION_ANNOTATIONS = 1000  # peak growth per million annotations (bench/stats_scale.py)
+# Peak growth per million annotations: 487 MB at 100,000 and 2,998 MB at 1,000,000 annotations
+# (bench/stats_scale.py, 2026-12-04), rounded up.
+MB_PER_MILLION_ANNOTATIONS = 2800
 DEGRADE_SHARE = 0.5  # past this share of the limit once the data is read: fewer resamples
 FEWER_RESAMPLES = 5  # resample this many times fewer
 MIN_RESAMPLES = 200
