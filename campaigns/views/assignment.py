@@ -1,10 +1,15 @@
 """The assignment pages /a/<token>/...: one page per item, the finish page, the completion page.
 
 The token in the URL is the worker's only credential. Every item POST is saved at once
-(annotation_submit) and answered with a redirect (Post/Redirect/Get); a rejected one is
-re-rendered with status 400, every message next to its question and all answers kept.
-The save that answers the last unanswered item hands the assignment in (same transaction)
-and redirects to the done page with the completion code. The finish page lists what is
+(annotation_submit) and answered directly with the page that comes next (the next item, the
+finish page, or the done page), one request per answered item instead of a redirect and a
+GET. The page carries its own address (`page_url`), which static/campaigns/address.js puts in
+the address bar with history.replaceState, so reload, back and forward fetch that page with a
+GET; its form posts to its own address explicitly, so the flow stays right without scripts. A
+repeated POST (double click, a reload answered "resend") is harmless: a save is an upsert.
+A rejected save is re-rendered with status 400, every message next to its question and all
+answers kept. The save that answers the last unanswered item hands the assignment in (same
+transaction) and answers with the done page and the completion code. The finish page lists what is
 left when an earlier item is still unanswered, and its POST (assignment_submit) hands in
 an assignment whose answers are all saved while it is still open. The
 completion code appears only on the done page, once the assignment is submitted; when
@@ -109,9 +114,10 @@ def _assignment_or_404(token: str, request: HttpRequest | None = None) -> Assign
 
 def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
             message: str = "") -> HttpResponse:
-    """A submitted assignment goes to its code; an expired or returned one says so."""
+    """A submitted assignment shows its code (under the done page's address); an expired or
+    returned one says so."""
     if assignment.status == Assignment.Status.SUBMITTED:
-        return HttpResponseRedirect(done_url(assignment))
+        return _done(request, assignment, page_url=done_url(assignment))
     message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
     return message_page(request, heading=_("This assignment is closed"), message=message,
                         status=status, campaign=assignment.campaign,
@@ -124,16 +130,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     if request.method == "GET":
-        assignment, page = assignment_with_page(token=token, position=position)  # one read
-        if assignment is None:
-            raise Http404("No such assignment.")
-        activate_worker_language(request, assignment.campaign)
-        if not assignment_is_open(assignment):
-            return _closed(request, assignment)
-        if page is None:
-            raise Http404("This assignment has no such item.")
-        values = page.entry.annotation.answers if page.entry.annotation else None
-        return _render_item(request, assignment, page, values=values)
+        return item_response(request, token, position)
     if not form_key_valid(request, _binding(token)):
         return form_expired(request)
     answers: dict = {}
@@ -168,12 +165,42 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return _closed(request, assignment, status=409, message=message)
     assignment = saved.assignment
     if saved.handed_in:  # that was the last unanswered item: the work is in
-        return HttpResponseRedirect(done_url(assignment))
+        # The saved assignment carries its new status and completion code: no read again.
+        return _done(request, assignment, page_url=done_url(assignment))
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)
-    return HttpResponseRedirect(item_url(assignment, position + 1) if position < total
-                                else finish_url(assignment))
+    if position < total:
+        return item_response(request, token, position + 1, page_url=True)
+    return _finish(request, assignment, page_url=finish_url(assignment))
+
+
+def item_response(request: HttpRequest, token: str, position: int, *,
+                  page_url: bool = False) -> HttpResponse:
+    """The item page at `position` (one read), as a GET shows it or as the answer to a POST
+    (`page_url`: the page then names its own address for the address bar)."""
+    assignment, page = assignment_with_page(token=token, position=position)  # one read
+    if assignment is None:
+        raise Http404("No such assignment.")
+    activate_worker_language(request, assignment.campaign)
+    if not assignment_is_open(assignment):
+        return _closed(request, assignment)
+    if page is None:
+        raise Http404("This assignment has no such item.")
+    values = page.entry.annotation.answers if page.entry.annotation else None
+    return _render_item(request, assignment, page, values=values, page_url=page_url)
+
+
+def continue_response(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """The page where a worker continues their assignment (see resume_url), answered
+    directly to the start POST: no redirect and GET between the claim and the first item."""
+    url = resume_url(assignment)
+    if url == done_url(assignment):
+        return _done(request, assignment, page_url=url)
+    if url == finish_url(assignment):
+        return _finish(request, assignment, page_url=url)
+    position = int(url.rstrip("/").rsplit("/", 1)[1])
+    return item_response(request, assignment.token, position, page_url=True)
 
 
 def _errors_in_page_language(assignment: Assignment, page, answers: dict) -> dict:
@@ -221,7 +248,8 @@ def _with_order(schema, answers: dict, token: str, position: int) -> dict:
     return answers if page is None else shown_answers(schema, answers, page.entry.item, token)
 
 
-def _render_item(request, assignment, page, *, values=None, errors=None, status=200):
+def _render_item(request, assignment, page, *, values=None, errors=None, status=200,
+                 page_url=False):
     position = page.entry.position
     context = item_context(campaign=assignment.campaign, item=page.entry.item,
                            position=position, total=page.progress.total,
@@ -231,6 +259,10 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     context["answered"] = page.progress.answered  # the progress bar counts answers
     context["assignment"] = assignment
     context["form_key"] = form_key(_binding(assignment.token))
+    # The form posts to this item's address whichever URL answered with the page.
+    context["form_action"] = item_url(assignment, position)
+    if page_url:
+        context["page_url"] = context["form_action"]
     return render(request, "campaigns/item.html", context, status=status)
 
 
@@ -250,8 +282,13 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
             assignment_submit(assignment=assignment)
         except ServiceError as exc:
             message, status = exc.message, 409
-        else:
-            return HttpResponseRedirect(done_url(assignment))
+        else:  # handed in: the code at once, under the done page's address
+            return _done(request, assignment, page_url=done_url(assignment))
+    return _finish(request, assignment, message=message, status=status)
+
+
+def _finish(request: HttpRequest, assignment: Assignment, *, message: str = "",
+            status: int = 200, page_url: str = "") -> HttpResponse:
     entries = assignment_entries(assignment=assignment)
     complete = bool(entries) and all(e.answered for e in entries)
     # Work fully saved before the deadline passed can still be handed in (the engine allows
@@ -266,6 +303,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
         "campaign": assignment.campaign, "rows": rows, "total": len(rows),
         "answered": sum(1 for r in rows if r["answered"]), "message": message,
         "finish_url": finish_url(assignment), "form_key": form_key(_binding(assignment.token)),
+        "page_url": page_url,
     }, status=status)
 
 
@@ -283,9 +321,15 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
         if assignment_is_open(assignment):
             return HttpResponseRedirect(finish_url(assignment))
         return _closed(request, assignment)
+    return _done(request, assignment)
+
+
+def _done(request: HttpRequest, assignment: Assignment, *, page_url: str = "") -> HttpResponse:
+    """The done page of a submitted assignment (`page_url` when it answers a POST)."""
     campaign = assignment.campaign
     code = assignment.completion_code or completion_code_for(assignment)
-    context = {"campaign": campaign, "assignment": assignment, "code": code}
+    context = {"campaign": campaign, "assignment": assignment, "code": code,
+               "page_url": page_url}
     submit_to = clean_turk_submit_to(assignment.turk_submit_to)
     if submit_to and assignment.mturk_assignment_id:
         context["mturk_submit_url"] = f"{submit_to}/mturk/externalSubmit"

@@ -56,7 +56,7 @@ from ..work import (
 )
 from ..work.claim import NOT_LIVE_MESSAGES
 from ..work.completion import no_work_redirect_url
-from .assignment import done_url, resume_url
+from .assignment import continue_response, done_url, resume_url
 from .forms import (
     FORM_KEY_FIELD,
     PlatformParams,
@@ -338,7 +338,8 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
     except ServiceError as exc:
         return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
                             new_cookie)
-    response = _with_owner(request, HttpResponseRedirect(resume_url(assignment)), campaign,
+    # The first item (or wherever the worker continues) at once, not a redirect to it.
+    response = _with_owner(request, continue_response(request, assignment), campaign,
                            worker.pk, platform)
     return _with_cookie(request, response, new_cookie)
 
