@@ -22,7 +22,8 @@ from ..schema import SchemaInvalid, SchemaIssue, parse_questions, parse_schema
 from .schema_changes import schema_change_issues
 
 CONFIG_FIELDS = (
-    "name", "description", "status", "schema", "instructions", "examples", "consent_text",
+    "name", "description", "status", "schema", "instructions", "examples", "judge_instructions",
+    "consent_text",
     "intake_questions", "items_per_assignment", "annotations_per_item",
     "assignment_timeout_minutes", "max_assignments_per_worker",
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
