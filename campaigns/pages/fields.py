@@ -126,7 +126,8 @@ def _output_fields(question: BaseQuestion, extra: dict) -> list[dict[str, Any]]:
         errors = dict(row["errors"])
         if inner.part_errors and any(errors) and "" not in errors:
             errors[""] = "Please check the marked answers below."
-        rows.append({"label": label, "text": row["text"], "field": QuestionField(
+        rows.append({"label": label, "text": row["text"], "html": row.get("html"),
+                     "field": QuestionField(
             question=sub, name=f"{field_name(question.id)}.o{position}",
             dom_id=dom_id(question.id, f"o{position}"), template=inner.template,
             help_html="", errors=errors, extra=row["extra"])})

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from .base import AnswerInvalid, AnswerReader, BaseQuestion, ChartSpec, prompt_heading
 from .contract import Capability
 from .outputs import OUTPUTS, item_systems
+from .outputs import output_text as plain_output_text
 
 ORDER, BY_SYSTEM, BY_POSITION = "order", "by_system", "by_position"
 OUTPUT_TEXT = "output"  # the key of the output's text in the data a wrapped question reads
@@ -48,7 +49,9 @@ def output_label(position: int) -> str:
 
 
 def output_text(output: Any) -> str:
-    return output.get("text", "") if isinstance(output, dict) else ""
+    """An output's text; a conversation's as a role-labelled transcript (as a judge reads it)."""
+    roles = output.get("role_labels") if isinstance(output, dict) else None
+    return plain_output_text(output, roles)
 
 
 def with_text(item_data: dict | None, text: str) -> dict:
@@ -175,12 +178,15 @@ class PerOutput:
         by_key = value.get(self.by_key) if isinstance(value.get(self.by_key), dict) else {}
         by_position = value.get(BY_POSITION) if isinstance(value.get(BY_POSITION), list) else []
         rows = []
+        # An output rendered once per item (Markdown, a conversation) comes with its HTML.
+        htmls = ({o.get("system"): o.get("html") for o in shown_outputs(item_data)}
+                 if self.keys_are_systems else {})
         for position, (key, label, text) in enumerate(self.targets(item_data)):
             own = by_key.get(key) if by_key else (
                 by_position[position] if position < len(by_position) else None)
             own_errors = _errors_at(errors, position, self.inner.id)
             rows.append({"position": position, "label": label, "text": text,
-                         "errors": own_errors, "value": own,
+                         "html": htmls.get(key), "errors": own_errors, "value": own,
                          "extra": self.inner.widget(own, with_text(item_data, text),
                                                     own_errors)})
         return {"outputs": rows}

@@ -136,7 +136,7 @@ def test_jsonl_and_csv_items_carry_several_outputs():
     ([{"system": "a", "text": "x"}, {"system": "a", "text": "y"}],
      "systems must be distinct per item; repeated: a"),
     ([{"system": "a", "text": "x"}, {"system": "b"}],
-     'output 2: expected exactly the keys "system" and "text"'),
+     'output 2: expected exactly the keys "system" and "text" (or "system" and "messages")'),
     ("a|b", 'expected a list of {"system": ..., "text": ...} objects'),
 ])
 def test_bad_outputs_are_refused_by_row_and_field(outputs, message):
