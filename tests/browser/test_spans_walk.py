@@ -117,7 +117,7 @@ def test_a_worker_walks_an_esa_campaign_to_the_completion_code(browser, live_ser
     pick(page, size, editor(page).get_by_role("button", name="Mark span"))
     assert editor(page).is_hidden()
     expect(page.locator(".q-spans [role=status]")).to_have_text(
-        "Marked “bellt laut” as Major. 1 span marked: “bellt laut”, Major.")  # read aloud
+        "Marked “bellt laut” as Major. 1 span marked. “bellt laut”, Major.")  # read aloud
     for w in ("Katze", "und"):
         pick(page, size, word(page, FIRST, w))
         pick(page, size, editor(page).get_by_text("Minor"))
