@@ -148,8 +148,9 @@ class CampaignAdminForm(forms.ModelForm):
         for name in ("bonus_per_item", "bonus_per_gold_correct"):
             if name in self.fields:
                 self.fields[name].required = False
-        if "recruitment" in self.fields:
-            self.fields["recruitment"].required = False
+        for name in ("recruitment", "allocation", "agreement_spread"):  # empty: the default
+            if name in self.fields:
+                self.fields[name].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
@@ -157,6 +158,13 @@ class CampaignAdminForm(forms.ModelForm):
 
     def clean_stop_when(self):  # left empty: no target
         return self.cleaned_data.get("stop_when") or {}
+
+    def clean_allocation(self):
+        return self.cleaned_data.get("allocation") or Campaign.Allocation.UNIFORM
+
+    def clean_agreement_spread(self):
+        spread = self.cleaned_data.get("agreement_spread")
+        return Campaign._meta.get_field("agreement_spread").default if spread is None else spread
 
     # The bonus rule is optional: left empty, it is no bonus (0).
     def clean_bonus_per_item(self):
