@@ -20,7 +20,8 @@ def _available(starter):
 
 def test_the_gallery_holds_the_five_seed_tasks_and_the_four_comparative_designs():
     names = [s.name for s in ALL]
-    assert names == [*SEED_SLUGS, "pairwise-preference", "best-worst", "esa", "mqm"]
+    assert names == [*SEED_SLUGS, "pairwise-preference", "pairwise-preference-adaptive",
+                     "best-worst", "esa", "mqm"]
 
 
 @pytest.mark.parametrize("starter", ALL, ids=lambda s: s.name)
@@ -89,6 +90,17 @@ def test_the_service_takes_a_name_and_leaves_the_items_out_unless_asked(owner):
                                             slug="pw", name="My pairwise study")
     assert campaign.name == "My pairwise study" and campaign.items.count() == 0
     assert campaign.items_per_assignment == 6
+
+
+@pytest.mark.django_db
+def test_the_adaptive_option_is_the_pairwise_design_with_adaptive_ranking_and_a_target(owner):
+    campaign = campaign_create_from_starter(owner=owner, template="pairwise-preference-adaptive",
+                                            slug="pwa", with_items=True)
+    plain = starter_get("pairwise-preference")
+    assert campaign.schema == plain.schema and campaign.items.count() == len(plain.items)
+    assert (campaign.allocation, campaign.min_annotations_per_item,
+            campaign.max_annotations_per_item, campaign.stop_when) == (
+        "adaptive_ranking", 1, 5, {"ranks_separated": True})
 
 
 @pytest.mark.django_db
