@@ -202,3 +202,38 @@ def precision_priorities(item_systems: Mapping[int, str], done: Mapping[int, int
         width = half_widths.get(system, float("inf"))
         out[item] = BELOW_MINIMUM / 2 if not np.isfinite(width) else width / target
     return out
+
+
+# What each design keeps valid and what it biases, as the evaluation report states it
+# (docs/analysis.md, "Adaptive designs", gives the reasons).
+DESIGN_NOTES = {
+    "uniform": "uniform: every item was handed out for the same number of annotations, "
+               "least-filled first.",
+    "dynamic_redundancy": "dynamic redundancy: items whose raters agreed early stopped at the "
+                          "minimum, the others got more. Per-item means and majority labels "
+                          "stay valid; per-item agreement and inter-rater reliability are "
+                          "biased (towards disagreement: the items that got more raters are "
+                          "those raters disagreed on), and a system mean that weights "
+                          "ratings rather than items over-weights the contested items.",
+    "adaptive_ranking": "adaptive ranking: the next judgments went to the system pairs whose "
+                        "order was least certain. Bradley-Terry strengths stay consistent "
+                        "(the choice of pair depends only on earlier outcomes, so the "
+                        "likelihood is unchanged), but raw win rates are not comparable "
+                        "across pairs (pairs differ in how many judgments they got), and "
+                        "bootstrap intervals assume a fixed design.",
+    "adaptive_precision": "adaptive precision: items of the systems with the widest intervals "
+                          "got more ratings. Per-system means and intervals stay valid; the "
+                          "number of ratings per system is an outcome of the data, not of "
+                          "the design, so compare systems by their intervals rather than "
+                          "their counts.",
+}
+
+
+def design_note(allocation: str, changes: int = 0, stopped: str = "") -> str:
+    """The report's sentence on the allocation design."""
+    note = DESIGN_NOTES.get(allocation, allocation)
+    if changes:
+        note += f" The strategy or target changed {changes} time(s) during the campaign."
+    if stopped:
+        note += f" The hand-out stopped at its target: {stopped}"
+    return note

@@ -159,3 +159,17 @@ def test_a_half_width_target_stops_when_every_system_is_that_precise(owner):
     assert "within ±0.5" in campaign_allocate(campaign=campaign)
     campaign_update(campaign=campaign, stop_when={})
     assert campaign.allocation_stopped == ""
+
+
+def test_the_report_says_what_the_adaptive_design_biases(owner):
+    from campaigns.selectors.analysis.report import evaluation_report
+
+    campaign = make_campaign(owner=owner, allocation="dynamic_redundancy",
+                             min_annotations_per_item=2, max_annotations_per_item=3)
+    items(campaign, [("a1", "A"), ("b1", "B")])
+    campaign_allocate(campaign=campaign)
+    for n in range(4):
+        work_once(campaign, f"w{n}", rate)
+    markdown = evaluation_report(campaign=campaign)["markdown"]
+    assert "- Allocation: dynamic redundancy" in markdown
+    assert "per-item agreement and inter-rater reliability are biased" in markdown
