@@ -34,6 +34,7 @@ NEEDS = {Campaign.Allocation.DYNAMIC_REDUNDANCY: (Capability.AGREEMENT, "an agre
                                                 "preferences between outputs (pairwise)"),
          Campaign.Allocation.ADAPTIVE_PRECISION: (Capability.TALLIED, "numeric ratings")}
 MAX_PER_ITEM = 1000
+WRITE_CHUNK = 500  # items written per transaction by the allocation job
 
 
 def allocation_issues(merged: dict[str, Any]) -> list[SchemaIssue]:
@@ -121,9 +122,8 @@ def bounds(campaign: Campaign) -> tuple[int, int]:
 def campaign_allocate(*, campaign: Campaign) -> str:
     """Write the items' priorities and wanted counts for the campaign's strategy, bump its
     epoch, and apply the stopping rule; the reason it stopped ('' while it goes on)."""
-    plan = _plan(campaign)
+    _write(*_plan(campaign))
     with transaction.atomic():
-        _write(*plan)
         stopped = stop_reason(campaign)
         Campaign.objects.filter(pk=campaign.pk).update(
             allocation_epoch=F("allocation_epoch") + 1, allocation_stopped=stopped)
@@ -165,11 +165,16 @@ def _write(priority: dict[int, float], wanted: dict[int, int]) -> None:
     wanted count below the slots taken."""
     current = Item.objects.filter(pk__in=list(priority)).values_list(
         "id", "priority", "slots_wanted", "slots_taken")
-    ids = sorted(pk for pk, p, w, taken in current
-                 if p != priority[pk] or w != max(taken, wanted[pk]))
-    if not ids:
-        return
-    with connection.cursor() as cursor:
+    changed = sorted(pk for pk, p, w, taken in current
+                     if p != priority[pk] or w != max(taken, wanted[pk]))
+    for start in range(0, len(changed), WRITE_CHUNK):
+        _write_chunk(changed[start:start + WRITE_CHUNK], priority, wanted)
+
+
+def _write_chunk(ids: list[int], priority: dict[int, float], wanted: dict[int, int]) -> None:
+    # A transaction per chunk: claims skip the rows it locks (SKIP LOCKED), so short holds
+    # keep the pick from passing over the items that matter most for long.
+    with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT id FROM campaigns_item WHERE id = ANY(%s) ORDER BY id "
                        "FOR NO KEY UPDATE", [ids])
         cursor.execute(
