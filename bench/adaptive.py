@@ -236,6 +236,7 @@ def replay(name: str, items, allocation: str, seed: int, args) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--data", default="compqa,story,da")
     parser.add_argument("--every", type=int, default=10, help="judgments between job runs")
     parser.add_argument("--check", type=int, default=10, help="judgments between checks")
@@ -250,7 +251,7 @@ def main() -> int:
         total = sum(len(pool) for _, _, pool in items)
         started = time.perf_counter()
         rows = []
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             uniform = replay(name, items, "uniform", seed, args)
             adaptive = replay(name, items, strategy, seed, args)
             rows.append((uniform, adaptive, adaptive / uniform))
