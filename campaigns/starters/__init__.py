@@ -104,10 +104,12 @@ def _load(path: Path) -> Starter:
                    items=body.get("items", []))
 
 
-# The seed tasks first (as the README lists them), then the comparative designs.
+# The seed tasks first (as the README lists them), then the comparative designs, then the
+# designs for LLM chat assistants.
 ORDER = ("movie-continuation", "summary-consistency", "story-rating", "comparative-rubric",
          "translation-acceptability", "pairwise-preference", "pairwise-preference-adaptive",
-         "best-worst", "esa", "mqm")
+         "best-worst", "esa", "mqm", "chat-helpfulness-harmlessness", "arena-side-by-side",
+         "arena-side-by-side-adaptive", "summaries-rate-then-best-worst")
 
 
 @lru_cache(maxsize=1)
