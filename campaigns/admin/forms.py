@@ -17,7 +17,7 @@ from ..services.campaigns import SETTINGS_FIELDS, SLUG_UNAVAILABLE, campaign_che
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
 _ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url",
-                 "min_seconds_per_item", "min_seconds_per_word", "allocation",
+                 "min_seconds_per_item", "min_seconds_per_word", "language", "allocation",
                  "min_annotations_per_item", "max_annotations_per_item", "agreement_spread",
                  "stop_when")
 
@@ -129,11 +129,12 @@ class CampaignAdminForm(forms.ModelForm):
         model = Campaign
         fields = ("name", "slug", "owner", "collaborators", "description", "source", "schema",
                   "instructions", "examples", "consent_text", "intake_questions",
+                  "language", "language_from_browser",
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
                   "completion_redirect_url", "recruitment", "completion_code_failed_checks",
-                  "completion_code_no_work",
+                  "completion_code_no_work", "completion_code_screened_out",
                   "bonus_per_item", "bonus_per_gold_correct",
                   "min_seconds_per_item", "min_seconds_per_word",
                   "allocation", "min_annotations_per_item", "max_annotations_per_item",
@@ -148,7 +149,8 @@ class CampaignAdminForm(forms.ModelForm):
         for name in ("bonus_per_item", "bonus_per_gold_correct"):
             if name in self.fields:
                 self.fields[name].required = False
-        for name in ("recruitment", "allocation", "agreement_spread"):  # empty: the default
+        # Left empty: the model's default.
+        for name in ("recruitment", "language", "allocation", "agreement_spread"):
             if name in self.fields:
                 self.fields[name].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
@@ -176,6 +178,10 @@ class CampaignAdminForm(forms.ModelForm):
     def clean_recruitment(self):
         # Left out (a form posted before the field existed): a plain link, the model's default.
         return self.cleaned_data.get("recruitment") or Campaign.Recruitment.LINK
+
+    def clean_language(self):
+        # Left out (a form posted before the field existed): English, the model's default.
+        return (self.cleaned_data.get("language") or "").strip() or "en"
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []
