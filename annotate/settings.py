@@ -250,6 +250,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "expire-assignments": {"task": "campaigns.expire_assignments", "schedule": 60.0},
+    # Adaptive allocation's priorities and stopping targets (services/allocation.py).
+    "update-allocations": {"task": "campaigns.update_allocations",
+                           "schedule": env.float("ALLOCATION_SECONDS", default=60.0)},
     # Every kind of background job whose worker stopped: re-queued, or failed (lifecycle.py).
     "sweep-stale-jobs": {"task": "campaigns.sweep_stale_jobs", "schedule": 300.0},
 }

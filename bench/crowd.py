@@ -68,6 +68,7 @@ from django.db.models import Count, F  # noqa: E402
 
 from bench.views import TABLE  # noqa: E402
 from campaigns.models import Annotation, Assignment, Campaign, Item  # noqa: E402
+from campaigns.services.allocation import campaign_allocate  # noqa: E402
 from campaigns.services.items import items_import  # noqa: E402
 
 LIKERT = [{"value": v, "label": str(v), "description": f"level {v}"} for v in range(1, 6)]
@@ -98,16 +99,18 @@ def _text(rng: random.Random, n_words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n_words))
 
 
-def make_campaign(owner, slug: str, n_items: int, per_assignment: int = 1) -> Campaign:
+def make_campaign(owner, slug: str, n_items: int, per_assignment: int = 1,
+                  allocation: str = "uniform") -> Campaign:
     """A live campaign of n_items (imported through the import service), k=3, per_assignment
-    items per HIT."""
+    items per HIT; under an adaptive allocation, at least 1 and at most 3 per item."""
     Campaign.objects.filter(slug=slug).delete()
     campaign = Campaign.objects.create(
         owner=owner, slug=slug, name=slug, schema=SCHEMA, status="live",
         annotations_per_item=3, items_per_assignment=per_assignment,
         assignment_timeout_minutes=30,
         # One worker takes HIT after HIT (a Prolific participant's default would be one).
-        max_assignments_per_worker=1_000_000)
+        max_assignments_per_worker=1_000_000, allocation=allocation,
+        min_annotations_per_item=1, max_annotations_per_item=3)
     rng = random.Random(11)
     started = time.perf_counter()
     for start in range(0, n_items, 50_000):
@@ -118,8 +121,58 @@ def make_campaign(owner, slug: str, n_items: int, per_assignment: int = 1) -> Ca
                      filename="items.jsonl")
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE campaigns_item")
+    if allocation != "uniform":
+        campaign_allocate(campaign=campaign)
     print(f"  set up {n_items:,} items in {time.perf_counter() - started:.1f}s")
     return campaign
+
+
+class AllocationJob(threading.Thread):
+    """The periodic allocation job (Celery beat's task_update_allocations) during a run,
+    every `every` seconds, on its own connection."""
+
+    def __init__(self, campaign: Campaign, every: float):
+        super().__init__(daemon=True)
+        self.campaign, self.every, self.runs = campaign, every, 0
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self.halt.wait(self.every):
+                campaign_allocate(campaign=Campaign.objects.get(pk=self.campaign.pk))
+                self.runs += 1
+        finally:
+            connection.close()
+
+    def stop(self) -> int:
+        self.halt.set()
+        self.join()
+        return self.runs
+
+
+def adaptive_against_uniform(owner, uniform: Campaign, args, submitted: list) -> bool:
+    """An adaptive campaign and the uniform one in the same run, alternating at the largest N,
+    each beside its one-INSERT ceiling: submissions per one-INSERT request, and the ratio."""
+    n = max(int(x) for x in args.n.split(","))
+    adaptive = make_campaign(owner, "bench-crowd-adaptive", args.items, allocation=args.adaptive)
+    adaptive_submitted: list[str] = []
+    shares: dict[str, list[float]] = {"uniform": [], args.adaptive: []}
+    for _ in range(2):
+        for name, campaign, into in (("uniform", uniform, submitted),
+                                     (args.adaptive, adaptive, adaptive_submitted)):
+            job = AllocationJob(campaign, args.allocation_every) if campaign is adaptive \
+                else None
+            if job:
+                job.start()
+            rate = crowd(campaign, n, args.seconds, args.port, into)
+            runs = job.stop() if job else 0
+            shares[name].append(rate / ceiling(n, min(args.seconds, 10), args.port))
+            print(f"    {name}: {shares[name][-1]:.3f} submissions per one-INSERT request"
+                  + (f" (allocation job ran {runs} times)" if job else ""))
+    ratio = sum(shares[args.adaptive]) / sum(shares["uniform"])
+    print(f"  {args.adaptive} vs uniform at N={n}, alternating: submissions per one-INSERT "
+          f"request {ratio:.3f}x ({'within' if abs(ratio - 1) <= 0.1 else 'NOT within'} 10%)")
+    return verify(adaptive, adaptive_submitted)
 
 
 def start_gunicorn(port: int, workers: int, threads: int = 1,
@@ -642,6 +695,10 @@ def main() -> int:
     parser.add_argument("--n", default="1,8,32,64", help="numbers of simulated workers")
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--big-items", type=int, default=200_000, help="0 skips the big run")
+    parser.add_argument("--adaptive", default="adaptive_precision",
+                        help="an allocation strategy to run against uniform ('' skips it)")
+    parser.add_argument("--allocation-every", type=float, default=10.0,
+                        help="seconds between runs of the allocation job in the adaptive run")
     parser.add_argument("--compare", default="",
                         help="another checkout (the code before): alternate blocks of before "
                              "and after instead of the runs above")
@@ -683,6 +740,9 @@ def main() -> int:
             print(f"    {share:.3f} submissions per one-INSERT request: 300 submissions/s "
                   f"would need a one-INSERT rate of {300 / share:,.0f} requests/s")
         ok &= verify(small, submitted)
+        if args.adaptive:
+            ok &= adaptive_against_uniform(owner, small, args, submitted)
+            ok &= verify(small, submitted)
         if args.big_items:
             stop_gunicorn(proc)
             big = make_campaign(owner, "bench-crowd-big", args.big_items)

@@ -24,6 +24,15 @@ def task_expire_assignments() -> int:
     return assignments_expire()
 
 
+@app.task(name="campaigns.update_allocations", ignore_result=True)
+def task_update_allocations() -> int:
+    """Periodic (celery beat): recompute adaptive campaigns' item priorities and wanted counts
+    and apply their stopping targets, off the workers' requests."""
+    from .services.allocation import allocations_update
+
+    return allocations_update()
+
+
 @app.task(name=EXPORT.task, acks_late=True, ignore_result=True, autoretry_for=TRANSIENT_ERRORS,
           retry_backoff=5, max_retries=EXPORT.max_attempts - 1)
 def task_export_run(*, job_id: int) -> None:

@@ -20,7 +20,7 @@ from ..selectors.campaigns import campaigns_visible_to
 from ..selectors.platforms import campaign_platform_setup, platform_warnings
 from ..services import campaigns as campaign_services
 from . import campaign_pages, starters
-from .forms import CampaignAdminForm
+from .forms import ALLOCATION_EXPLAINED, CampaignAdminForm, allocation_state_text
 from .scoping import campaign_is_visible
 from .submissions import submissions_view
 
@@ -68,6 +68,10 @@ class CampaignAdmin(admin.ModelAdmin):
             "description": "Besides the relative rule (a worker under a quarter of the typical "
                            "worker's median time is flagged), absolute floors you set.",
             "fields": ("min_seconds_per_item", "min_seconds_per_word")}),
+        ("Allocation and stopping", {
+            "description": ALLOCATION_EXPLAINED,
+            "fields": ("allocation", "min_annotations_per_item", "max_annotations_per_item",
+                       "agreement_spread", "stop_when", "allocation_state")}),
     )
 
     # Queryset and permissions: researchers see owned and shared campaigns only.
@@ -126,8 +130,9 @@ class CampaignAdmin(admin.ModelAdmin):
             raise PermissionDenied(exc.message) from None
 
     def get_readonly_fields(self, request, obj=None):
-        fields = ["status", "worker_link", "instructions_preview", "examples_preview",
-                  "consent_preview", "platform_setup", "mturk_note", "schema_preview"]
+        fields = ["status", "allocation_state", "worker_link", "instructions_preview",
+                  "examples_preview", "consent_preview", "platform_setup", "mturk_note",
+                  "schema_preview"]
         if not request.user.is_superuser:
             fields.append("owner")
         return fields
@@ -181,6 +186,10 @@ class CampaignAdmin(admin.ModelAdmin):
     def links(self, obj):
         return format_html('<a href="{}">Dashboard</a>',
                            reverse("admin:campaigns_campaign_dashboard", args=[obj.pk]))
+
+    @admin.display(description="Allocation now")
+    def allocation_state(self, obj):
+        return allocation_state_text(obj)
 
     @admin.display(description="Worker link")
     def worker_link(self, obj):

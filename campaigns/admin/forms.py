@@ -17,7 +17,34 @@ from ..services.campaigns import SETTINGS_FIELDS, SLUG_UNAVAILABLE, campaign_che
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
 _ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url",
-                 "min_seconds_per_item", "min_seconds_per_word", "language")
+                 "min_seconds_per_item", "min_seconds_per_word", "language", "allocation",
+                 "min_annotations_per_item", "max_annotations_per_item", "agreement_spread",
+                 "stop_when")
+
+
+# The admin's plain explanation of the allocation settings (docs/analysis.md has the methods).
+ALLOCATION_EXPLAINED = (
+    "Where the budget of judgments goes. <b>Uniform</b> (the default): every item gets "
+    "“annotations per item” (k) judgments, the least-annotated first. <b>Dynamic "
+    "redundancy</b>: each item gets the minimum; when its raters disagree it gets one more at a "
+    "time up to the maximum (numeric answers agree within the agreement spread). <b>Adaptive "
+    "ranking</b> (pairwise questions): after the minimum, the pairs of systems whose order is "
+    "least certain get the next judgments, up to the maximum per item. <b>Adaptive "
+    "precision</b> (numeric ratings): after the minimum, items of the systems whose interval "
+    "is widest get the next ratings. Priorities are recomputed every minute, off the workers' "
+    "requests; each assignment records the strategy and its epoch, and a change of strategy "
+    "on a live campaign is recorded. <b>Stop when</b> ends the hand-out of new work at a "
+    "target (workers then see the no-work page and code); raise or clear the target to go on.")
+
+
+def allocation_state_text(campaign: Campaign) -> str:
+    """The allocation as it stands, in words: stopped and why, or running at which epoch."""
+    if not campaign.pk:
+        return "Available once saved."
+    if campaign.allocation_stopped:
+        return f"Stopped at the target: {campaign.allocation_stopped}"
+    return (f"{campaign.get_allocation_display()}; priorities recomputed "
+            f"{campaign.allocation_epoch} time(s) so far.")
 
 
 class PrettyJSONField(forms.JSONField):
@@ -92,6 +119,8 @@ class CampaignAdminForm(forms.ModelForm):
         "answers, reword them freely, but answered questions, options and criteria stay."))
     intake_questions = PrettyJSONField(rows=8, required=False, help_text=(
         "Questions asked once per worker, in the schema's question format (a JSON list)."))
+    stop_when = PrettyJSONField(rows=3, required=False, label="Stop when",
+                                help_text=Campaign._meta.get_field("stop_when").help_text)
     completion_redirect_url = forms.URLField(
         required=False, max_length=500, assume_scheme="https", label="Completion redirect URL",
         help_text=Campaign._meta.get_field("completion_redirect_url").help_text)
@@ -107,7 +136,9 @@ class CampaignAdminForm(forms.ModelForm):
                   "completion_redirect_url", "recruitment", "completion_code_failed_checks",
                   "completion_code_no_work", "completion_code_screened_out",
                   "bonus_per_item", "bonus_per_gold_correct",
-                  "min_seconds_per_item", "min_seconds_per_word")
+                  "min_seconds_per_item", "min_seconds_per_word",
+                  "allocation", "min_annotations_per_item", "max_annotations_per_item",
+                  "agreement_spread", "stop_when")
         # Slugs are public URLs, unique across researchers: a taken one is not theirs to name.
         error_messages = {"slug": {"unique": SLUG_UNAVAILABLE}}
 
@@ -118,14 +149,24 @@ class CampaignAdminForm(forms.ModelForm):
         for name in ("bonus_per_item", "bonus_per_gold_correct"):
             if name in self.fields:
                 self.fields[name].required = False
-        if "recruitment" in self.fields:
-            self.fields["recruitment"].required = False
-        if "language" in self.fields:
-            self.fields["language"].required = False
+        # Left empty: the model's default.
+        for name in ("recruitment", "language", "allocation", "agreement_spread"):
+            if name in self.fields:
+                self.fields[name].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
                 self.fields[name].widget.attrs["data-markdown-preview"] = preview_url
+
+    def clean_stop_when(self):  # left empty: no target
+        return self.cleaned_data.get("stop_when") or {}
+
+    def clean_allocation(self):
+        return self.cleaned_data.get("allocation") or Campaign.Allocation.UNIFORM
+
+    def clean_agreement_spread(self):
+        spread = self.cleaned_data.get("agreement_spread")
+        return Campaign._meta.get_field("agreement_spread").default if spread is None else spread
 
     # The bonus rule is optional: left empty, it is no bonus (0).
     def clean_bonus_per_item(self):

@@ -134,6 +134,7 @@ def _design_markdown(report: dict) -> list[str]:
            f"{d['raters_per_item_min']}-{d['raters_per_item_max']}).",
            f"- LLM judges: {', '.join(_md(j) for j in d['judges']) or 'none'}.",
            f"- Payment: {_md(d['payment']) if d.get('payment') else 'not recorded'}.",
+           *([f"- Allocation: {_md(d['allocation'])}"] if d.get("allocation") else []),
            f"- Figures from: {_md(report['figures_from'])}.", ""]
     out += ["## Design warnings", ""]
     out += [f"- **{_md(w['code'])}**: {_md(w['message'])}" for w in report["warnings"]] or [

@@ -50,6 +50,9 @@ class CampaignOutput(serializers.ModelSerializer):
     collaborators = serializers.SlugRelatedField(many=True, read_only=True, slug_field="username")
     schema = serializers.JSONField(help_text="The task schema (docs/schema.md).")
     intake_questions = serializers.JSONField(help_text="Questions asked once per worker.")
+    stop_when = serializers.JSONField(help_text="The stopping target ({} for none).")
+    allocation_stopped = serializers.CharField(
+        help_text="Why the stopping target stopped the hand-out of new work (empty: it has not).")
     # A plain string: empty when unset, which a "uri" format would deny.
     completion_redirect_url = serializers.CharField()
     warnings = serializers.SerializerMethodField(
@@ -57,8 +60,8 @@ class CampaignOutput(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        fields = ["id", "slug", "owner", "collaborators", *CONFIG_FIELDS, "created_at",
-                  "updated_at", "warnings"]
+        fields = ["id", "slug", "owner", "collaborators", *CONFIG_FIELDS, "allocation_epoch",
+                  "allocation_stopped", "created_at", "updated_at", "warnings"]
         read_only_fields = fields
 
     def get_warnings(self, campaign) -> list[str]:
@@ -115,6 +118,16 @@ class CampaignSettingsInput(StrictInput):
                                                   max_value=86_400)
     min_seconds_per_word = serializers.FloatField(required=False, allow_null=True, min_value=0,
                                                   max_value=3_600)
+    allocation = serializers.ChoiceField(
+        required=False, choices=Campaign.Allocation.choices,
+        help_text=Campaign._meta.get_field("allocation").help_text)
+    min_annotations_per_item = serializers.IntegerField(required=False, allow_null=True,
+                                                        min_value=1, max_value=1000)
+    max_annotations_per_item = serializers.IntegerField(required=False, allow_null=True,
+                                                        min_value=1, max_value=1000)
+    agreement_spread = serializers.FloatField(required=False, min_value=0, max_value=1e6)
+    stop_when = StorableJSONField(required=False,
+                                  help_text=Campaign._meta.get_field("stop_when").help_text)
 
 
 class CampaignCreateInput(CampaignSettingsInput):

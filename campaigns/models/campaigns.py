@@ -23,6 +23,16 @@ class Campaign(models.Model):
         PER_ASSIGNMENT = "per_assignment", "A verifiable code per assignment"
         FIXED = "fixed", "One fixed code for everyone (e.g. a Prolific study code)"
 
+    class Allocation(models.TextChoices):
+        UNIFORM = "uniform", "Uniform: every item gets k annotations, least-filled first"
+        DYNAMIC_REDUNDANCY = "dynamic_redundancy", (
+            "Dynamic redundancy: the minimum per item when its raters agree, more up to the "
+            "maximum when they do not")
+        ADAPTIVE_RANKING = "adaptive_ranking", (
+            "Adaptive ranking: more judgments for the system pairs whose order is least certain")
+        ADAPTIVE_PRECISION = "adaptive_precision", (
+            "Adaptive precision: more ratings for the systems whose interval is widest")
+
     class Recruitment(models.TextChoices):
         LINK = "link", "A plain link (anyone with the link)"
         PROLIFIC = "prolific", "Prolific (the link needs PROLIFIC_PID)"
@@ -116,6 +126,32 @@ class Campaign(models.Model):
         "the fixed screen-out payment), given to a participant whose intake answers make them "
         "ineligible or whose quota is full (empty: they are asked to return the study).")
 
+    # Where the budget goes (campaigns/services/allocation.py; docs/analysis.md, adaptive designs).
+    allocation = models.CharField(
+        max_length=20, choices=Allocation.choices, default=Allocation.UNIFORM,
+        help_text="How work is handed out. Uniform: every item gets k annotations. The "
+        "adaptive strategies spend more where the answer is still open, recomputed every "
+        "minute from the answers so far.")
+    min_annotations_per_item = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Adaptive strategies: every item gets at least this "
+        "many annotations before any gets more (empty: k).")
+    max_annotations_per_item = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Adaptive strategies: no item gets more than this "
+        "many annotations (empty: k).")
+    agreement_spread = models.FloatField(
+        default=1.0, help_text="Dynamic redundancy: numeric answers agree when their spread "
+        "(highest minus lowest) is at most this; categorical ones when they are all the same.")
+    stop_when = models.JSONField(
+        default=dict, blank=True, help_text='Stop handing out work at a target: '
+        '{"half_width": 0.2} (every system\'s 95% interval of the mean rating no wider than '
+        '± this), {"ranks_separated": true} (every two adjacent systems\' strengths differ '
+        'significantly) or {"max_annotations": 5000} (a budget). Empty: until every item is full.')
+    # Bumped by every recomputation of the priorities; each assignment records the epoch and
+    # strategy it was handed out under, so an analysis can say what design it assumes.
+    allocation_epoch = models.PositiveIntegerField(default=0, editable=False)
+    # Why the stopping rule stopped handing out work (empty: it has not).
+    allocation_stopped = models.TextField(blank=True, editable=False)
+
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -168,6 +204,9 @@ class Item(models.Model):
     slots_wanted = models.PositiveIntegerField(default=0)
     slots_taken = models.IntegerField(default=0)
     annotations_done = models.IntegerField(default=0)
+    # Higher first: written by the allocation job (services/allocation.py), 0 under uniform
+    # allocation, where the pick is least-filled first.
+    priority = models.FloatField(default=0.0, db_default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -192,10 +231,11 @@ class Item(models.Model):
             ),
         ]
         indexes = [
-            # Handing out work: the least-filled open regular items of a campaign first.
+            # Handing out work: the open regular items of a campaign by priority (all 0
+            # under uniform allocation), least-filled first within a priority.
             models.Index(
-                fields=["campaign", "slots_taken", "id"],
-                name="item_open_by_fill",
+                "campaign", F("priority").desc(), "slots_taken", "id",
+                name="item_open_by_priority",
                 condition=Q(control="") & Q(slots_taken__lt=F("slots_wanted")),
             ),
             models.Index(fields=["campaign", "control"], name="item_campaign_control"),

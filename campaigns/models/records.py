@@ -64,3 +64,24 @@ class AnswerMigration(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign_id}: {self.question} -> {self.renamed_to}"
+
+
+class AllocationChange(models.Model):
+    """A change of a campaign's allocation strategy or stopping target, and when it took effect
+    (the priority epoch from which the new design applies)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE,
+                                 related_name="allocation_changes")
+    allocation_before = models.CharField(max_length=20)
+    allocation_after = models.CharField(max_length=20)
+    stop_when_before = models.JSONField(default=dict)
+    stop_when_after = models.JSONField(default=dict)
+    epoch = models.PositiveIntegerField(help_text="The first priority epoch of the new design.")
+    annotations_before = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.campaign_id}: {self.allocation_before} -> {self.allocation_after}"

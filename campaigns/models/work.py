@@ -33,6 +33,9 @@ class Assignment(models.Model):
     mturk_assignment_id = models.CharField(max_length=200, blank=True)
     mturk_hit_id = models.CharField(max_length=200, blank=True)
     turk_submit_to = models.CharField(max_length=500, blank=True)
+    # The allocation it was handed out under: the campaign's strategy and priority epoch.
+    allocation = models.CharField(max_length=20, blank=True, default="", db_default="")
+    allocation_epoch = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["id"]

@@ -20,6 +20,11 @@ from django.db.models import Count, Q
 from ..errors import Conflict, ServiceError
 from ..models import Campaign, Item
 from ..schema import SchemaInvalid, SchemaIssue, parse_questions, parse_schema
+from .allocation import (
+    ALLOCATION_FIELDS,
+    allocation_issues,
+    allocation_record_change,
+)
 from .schema_changes import schema_change_issues
 
 CONFIG_FIELDS = (
@@ -32,6 +37,7 @@ CONFIG_FIELDS = (
     "min_seconds_per_item", "min_seconds_per_word",
     "recruitment", "completion_code_failed_checks", "completion_code_no_work",
     "completion_code_screened_out",
+    *ALLOCATION_FIELDS,
 )
 # What create and update accept: the status changes only through publish, pause and close.
 SETTINGS_FIELDS = tuple(f for f in CONFIG_FIELDS if f != "status")
@@ -86,6 +92,7 @@ def campaign_check_changes(*, campaign: Campaign | None, fields: dict[str, Any])
     for name in ("min_seconds_per_item", "min_seconds_per_word"):
         if merged.get(name) is not None and merged[name] < 0:
             issues.append(SchemaIssue(name, "must be 0 or more seconds"))
+    issues += allocation_issues(merged)
     if not issues and campaign is not None and "schema" in fields:
         issues += schema_change_issues(campaign=campaign, schema=fields["schema"])
     if issues:
@@ -126,6 +133,9 @@ def campaign_create(*, owner, slug: str, **fields: Any) -> Campaign:
 def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     """Change a campaign's settings and schema; a new k is applied to its items' slot targets.
 
+    A change of allocation strategy or stopping target is allowed at any time, recorded
+    (AllocationChange) and applied at once (services/allocation.py).
+
     A schema change that would hide stored answers is refused (schema_change_issues).
     """
     _check_field_names(fields)
@@ -133,11 +143,15 @@ def campaign_update(*, campaign: Campaign, **fields: Any) -> Campaign:
     # answered-questions check on a stale copy.
     stored = Campaign.objects.select_for_update().get(pk=campaign.pk)
     campaign_check_changes(campaign=stored, fields=fields)
+    before = {name: getattr(stored, name) for name in ALLOCATION_FIELDS}
     for name, value in fields.items():
         setattr(campaign, name, value)
     campaign.save()
-    if "annotations_per_item" in fields:
+    if "annotations_per_item" in fields and campaign.allocation == Campaign.Allocation.UNIFORM:
         campaign_apply_redundancy(campaign=campaign)
+    if "annotations_per_item" in fields or any(name in fields for name in ALLOCATION_FIELDS):
+        allocation_record_change(campaign=campaign, before=before,
+                                 k_changed="annotations_per_item" in fields)
     return campaign
 
 

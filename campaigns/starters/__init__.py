@@ -6,7 +6,9 @@ settings such as items per assignment), `schema`, `instructions` and `examples` 
 a worked example) and `items` (the sample items, as an import file's rows). A file that says
 `{"fixture": "<slug>"}` takes all of that from the seed campaign in fixtures/<slug>/ instead,
 so the seed tasks are written down once; the file may add what the seed lacks (e.g. a
-worked example under `examples`).
+worked example under `examples`). A file that says `{"based_on": "<name>"}` is an option of
+that template: everything comes from it but the `title`, `description` and the `settings` the
+file gives (the "adaptive" options set an adaptive allocation and a stopping target).
 
 A template is listed only when every question kind it uses is registered (a kind shipped
 later leaves its templates out rather than offering a schema that cannot be saved).
@@ -31,7 +33,8 @@ FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
 CARRIED_SETTINGS = ("items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                     "max_assignments_per_worker", "attention_checks_per_assignment",
                     "gold_items_per_assignment", "intake_questions", "consent_text",
-                    "judge_instructions")
+                    "judge_instructions", "allocation", "min_annotations_per_item",
+                    "max_annotations_per_item", "agreement_spread", "stop_when")
 
 
 class StarterNotFound(ServiceError):
@@ -84,6 +87,11 @@ def _from_fixture(name: str, slug: str) -> Starter:
 def _load(path: Path) -> Starter:
     body = json.loads(path.read_text(encoding="utf-8"))
     name = path.stem
+    if "based_on" in body:
+        base = _load(STARTERS_DIR / f"{body['based_on']}.json")
+        settings = {k: v for k, v in body.get("settings", {}).items() if k in CARRIED_SETTINGS}
+        return replace(base, name=name, title=body["title"], description=body["description"],
+                       settings={**base.settings, **settings})
     if "fixture" in body:
         starter = _from_fixture(name, body["fixture"])
         added = {k: body[k] for k in ("examples",) if k in body and not getattr(starter, k)}
@@ -99,8 +107,9 @@ def _load(path: Path) -> Starter:
 # The seed tasks first (as the README lists them), then the comparative designs, then the
 # designs for LLM chat assistants.
 ORDER = ("movie-continuation", "summary-consistency", "story-rating", "comparative-rubric",
-         "translation-acceptability", "pairwise-preference", "best-worst", "esa", "mqm",
-         "chat-helpfulness-harmlessness", "arena-side-by-side", "summaries-rate-then-best-worst")
+         "translation-acceptability", "pairwise-preference", "pairwise-preference-adaptive",
+         "best-worst", "esa", "mqm", "chat-helpfulness-harmlessness", "arena-side-by-side",
+         "arena-side-by-side-adaptive", "summaries-rate-then-best-worst")
 
 
 @lru_cache(maxsize=1)

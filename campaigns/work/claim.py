@@ -1,9 +1,9 @@
 """Claiming work: the worker's open assignment, or a new one from campaigns_claim.
 
-The pick itself (k, least-filled first, no repeats, the per-worker cap, locking) is one
-database function, campaigns/work/sql/claim_v1.sql; this module checks the request, picks
-the control items (they hold no slot, so they need no lock), calls the function and turns
-its outcome into an Assignment or an error.
+The pick itself (k, by priority then least-filled first, no repeats, the per-worker cap,
+locking) is one database function, campaigns/work/sql/claim_v2.sql; this module checks the
+request, picks the control items (they hold no slot, so they need no lock), calls the
+function and turns its outcome into an Assignment or an error.
 """
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def _claim_retrying_deadlocks(campaign: Campaign, worker: Worker, now: datetime,
 def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
                        platform_ids: dict, may_resume=None,
                        size: int | None = None) -> Assignment:
-    """The claim as one call of campaigns_claim (sql/claim_v1.sql): lock the worker, resume
+    """The claim as one call of campaigns_claim (sql/claim_v2.sql): lock the worker, resume
     an open assignment, check the cap, pick and lock the items, take their slots and insert
     the assignment, each step seeing what committed before it.
 
@@ -119,8 +119,12 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
     that a Conflict leaves the caller's transaction usable.
     """
     controls = _pick_control_items(campaign, worker)  # read-only: needs no lock
+    # The design it is handed out under, as the caller's copy of the campaign knows it (the
+    # allocation job's epoch moves on at most once a minute).
     assignment = Assignment(campaign=campaign, worker=worker, **platform_ids,
-                            deadline=first_deadline(campaign, now))
+                            deadline=first_deadline(campaign, now),
+                            allocation=campaign.allocation,
+                            allocation_epoch=campaign.allocation_epoch)
     params = [worker.pk, now, size or campaign.items_per_assignment,
               worker_assignment_cap(campaign, worker), controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)

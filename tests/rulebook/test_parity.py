@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from campaigns.models import Annotation, AnswerMigration, Campaign, Item, Worker
+from campaigns.models import AllocationChange, Annotation, AnswerMigration, Campaign, Item, Worker
 from campaigns.services.researchers import researchers_group
 from tests.admin.test_forms import form_data
 from tests.api.conftest import make_annotation, make_items, token_client
@@ -59,6 +59,18 @@ TABLE = [
            ok=False, says="cannot be removed or renamed"),
     Action("ask for checks with no attention items", "update",
            params={"attention_checks_per_assignment": 2}, says="0 attention item(s)"),
+    Action("switch a live answered campaign to dynamic redundancy (recorded)", "update",
+           params={"allocation": "dynamic_redundancy", "min_annotations_per_item": 2,
+                   "max_annotations_per_item": 4, "stop_when": {"max_annotations": 100}}),
+    Action("adaptive ranking without a pairwise question", "update",
+           params={"allocation": "adaptive_ranking"}, ok=False,
+           says="needs a question with preferences"),
+    Action("a minimum above the maximum", "update",
+           params={"min_annotations_per_item": 5, "max_annotations_per_item": 2}, ok=False,
+           says="must be at least the minimum (5)"),
+    Action("a stopping target that is not one", "update",
+           params={"stop_when": {"half_width": -1}}, ok=False,
+           says="must be a positive number"),
     Action("screen participants by their intake answers", "update", params={
         "intake_questions": [{**ADULT, "eligible": ["yes"], "quota": {"yes": 40}}],
         "completion_code_screened_out": "SCR1"}),
@@ -128,7 +140,12 @@ def state() -> list:
                             .values_list("platform", flat=True)),
                      list(AnswerMigration.objects.filter(campaign=c).values_list(
                          "question", "renamed_to", "value", "value_renamed_to",
-                         "annotations_changed"))))
+                         "annotations_changed")),
+                     (c.allocation, c.min_annotations_per_item, c.max_annotations_per_item,
+                      c.stop_when, c.allocation_stopped),
+                     list(AllocationChange.objects.filter(campaign=c).values_list(
+                         "allocation_before", "allocation_after", "stop_when_after",
+                         "annotations_before"))))
     return rows
 
 
@@ -161,7 +178,8 @@ class AdminRoute:
             response = client.post(reverse("admin:campaigns_campaign_add"), data, follow=True)
             return response.redirect_chain != [], _admin_messages(response)
         if a.verb == "update":
-            changes = {k: json.dumps(v) if k in ("schema", "intake_questions") else v
+            changes = {k: json.dumps(v) if k in ("schema", "intake_questions", "stop_when")
+                       else v
                        for k, v in a.params.items()}
             data = form_data(campaign, **changes)  # as the page shows it: collaborators kept
             data["collaborators"] = "\n".join(  # the field takes usernames, one per line

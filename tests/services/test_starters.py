@@ -20,8 +20,9 @@ def _available(starter):
 
 def test_the_gallery_holds_the_seed_tasks_the_comparative_and_the_chat_designs():
     names = [s.name for s in ALL]
-    assert names == [*SEED_SLUGS, "pairwise-preference", "best-worst", "esa", "mqm",
-                     "chat-helpfulness-harmlessness", "arena-side-by-side",
+    assert names == [*SEED_SLUGS, "pairwise-preference", "pairwise-preference-adaptive",
+                     "best-worst", "esa", "mqm", "chat-helpfulness-harmlessness",
+                     "arena-side-by-side", "arena-side-by-side-adaptive",
                      "summaries-rate-then-best-worst"]
 
 
@@ -91,6 +92,17 @@ def test_the_service_takes_a_name_and_leaves_the_items_out_unless_asked(owner):
                                             slug="pw", name="My pairwise study")
     assert campaign.name == "My pairwise study" and campaign.items.count() == 0
     assert campaign.items_per_assignment == 6
+
+
+@pytest.mark.django_db
+def test_the_adaptive_option_is_the_pairwise_design_with_adaptive_ranking_and_a_target(owner):
+    campaign = campaign_create_from_starter(owner=owner, template="pairwise-preference-adaptive",
+                                            slug="pwa", with_items=True)
+    plain = starter_get("pairwise-preference")
+    assert campaign.schema == plain.schema and campaign.items.count() == len(plain.items)
+    assert (campaign.allocation, campaign.min_annotations_per_item,
+            campaign.max_annotations_per_item, campaign.stop_when) == (
+        "adaptive_ranking", 1, 5, {"ranks_separated": True})
 
 
 @pytest.mark.django_db

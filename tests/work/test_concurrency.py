@@ -6,11 +6,12 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, F
 from django.utils import timezone
 
 from campaigns.errors import Conflict, NotLive, NoWorkAvailable, WorkerLimitReached
 from campaigns.models import Annotation, Assignment, AssignmentItem, Campaign, Item
+from campaigns.services.allocation import bounds, campaign_allocate
 from campaigns.tasks import task_expire_assignments
 from campaigns.work import (
     annotation_submit,
@@ -18,7 +19,7 @@ from campaigns.work import (
     assignment_submit,
     worker_get_or_create,
 )
-from tests.factories import make_campaign, make_items
+from tests.factories import PAIRWISE_SCHEMA, make_campaign, make_items
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -55,7 +56,7 @@ def run_threads(targets):
         raise errors[0]
 
 
-def work_until_done(campaign, name):
+def work_until_done(campaign, name, answers=ANSWERS):
     """A worker loop: claim, answer every item (the last save hands in), until there is no
     work left."""
     def loop():
@@ -65,7 +66,8 @@ def work_until_done(campaign, name):
                 assignment = assignment_claim(campaign=campaign, worker=worker)
                 for position in assignment.slots.values_list("position", flat=True):
                     saved = annotation_submit(assignment=assignment, position=position,
-                                              answers=ANSWERS, seconds_spent=1)
+                                              answers=answers(position) if callable(answers)
+                                              else answers, seconds_spent=1)
                 assert saved.handed_in
             except (NoWorkAvailable, NotLive):  # nothing left, or the full campaign closed
                 return
@@ -74,38 +76,109 @@ def work_until_done(campaign, name):
     return loop
 
 
-def test_many_workers_at_once_fill_every_item_exactly_k_times(owner):
-    campaign = make_campaign(owner=owner, items_per_assignment=2, annotations_per_item=3,
-                             attention_checks_per_assignment=1)
-    make_items(campaign, 30)
-    make_items(campaign, 3, control="attention", gold={"coherence": 3})
+STRATEGIES = [c.value for c in Campaign.Allocation]
+
+
+def _pairwise_answer(position):
+    """Disagreeing raters, so that dynamic and adaptive strategies want more than the minimum."""
+    return {"preference": {"choice": "AB"[position % 2], "strength": "clearly"}}
+
+
+def _strategy_campaign(owner, allocation, **fields):
+    """A campaign under `allocation` (min 2, k 3, max 4) with 30 regular items and 3 attention
+    checks; pairwise items (two systems' outputs) for adaptive ranking."""
+    pairwise = allocation == Campaign.Allocation.ADAPTIVE_RANKING
+    campaign = make_campaign(owner=owner, annotations_per_item=3, allocation=allocation,
+                             min_annotations_per_item=2, max_annotations_per_item=4,
+                             schema=PAIRWISE_SCHEMA if pairwise else None, **fields)
+    items = make_items(campaign, 30)
+    if pairwise:
+        systems = ["s1", "s2", "s3", "s4"]
+        for n, item in enumerate(items):
+            a, b = systems[n % 4], systems[(n + 1 + n // 4 % 3) % 4]
+            item.data = {"prompt": f"Prompt {n}", "outputs": [
+                {"system": a, "text": f"{a} {n}"}, {"system": b, "text": f"{b} {n}"}]}
+            item.save(update_fields=["data"])
+    else:
+        for n, item in enumerate(items):
+            item.system = f"s{n % 3}"
+        Item.objects.bulk_update(items, ["system"])
+    controls = make_items(campaign, 3, control="attention", gold={"coherence": 3}
+                          if not pairwise else {"preference": {"choice": "A"}})
+    if pairwise:
+        for item in controls:
+            item.data = {"prompt": "Check", "outputs": [{"system": "x", "text": "Yes"},
+                                                        {"system": "y", "text": "No"}]}
+        Item.objects.bulk_update(controls, ["data"])
+    answers = _pairwise_answer if pairwise else (
+        lambda position: {"coherence": 1 + 3 * (position % 2), "sentiment": 4})
+    return campaign, answers
+
+
+def allocation_job(campaign, runs=15):
+    """The periodic allocation job, run over and over while the workers claim."""
+    def loop():
+        for _ in range(runs):
+            campaign_allocate(campaign=Campaign.objects.get(pk=campaign.pk))
+            time.sleep(0.02)
+    return loop
+
+
+@pytest.mark.parametrize("allocation", STRATEGIES)
+def test_many_workers_at_once_fill_every_item_exactly_k_times(owner, allocation):
+    """Under every strategy, with its job rewriting priorities and wanted counts meanwhile:
+    each item ends with exactly the annotations it wants (k under uniform; within the minimum
+    and maximum otherwise), no worker sees an item twice, control items hold no slot."""
+    campaign, answers = _strategy_campaign(owner, allocation, items_per_assignment=2,
+                                           attention_checks_per_assignment=1)
+    if allocation != Campaign.Allocation.UNIFORM:
+        campaign_allocate(campaign=campaign)
     # 16 workers, 4 of them in two tabs at once (same platform id in two threads)
     names = [f"w{n}" for n in range(16)] + [f"w{n}" for n in range(THREADS - 16)]
-    run_threads([work_until_done(campaign, name) for name in names])
-
+    jobs = [] if allocation == Campaign.Allocation.UNIFORM else [allocation_job(campaign)]
+    run_threads([work_until_done(campaign, name, answers) for name in names] + jobs)
     regular = Item.objects.filter(campaign=campaign, control="")
-    assert set(regular.values_list("slots_taken", "annotations_done")) == {(3, 3)}
+    for _ in range(6):  # a last run of the job may want more after the workers left: go on
+        if jobs:
+            campaign_allocate(campaign=campaign)
+        campaign.refresh_from_db()
+        if campaign.status == "closed" or not regular.filter(
+                slots_taken__lt=F("slots_wanted")).exists():
+            break
+        run_threads([work_until_done(campaign, name, answers) for name in names])
+
+    low, high = bounds(campaign) if jobs else (3, 3)
+    filled = list(regular.values_list("slots_taken", "annotations_done", "slots_wanted"))
+    # Never past what an item wants, nor past the maximum; nothing left half-done. (A closed
+    # campaign may hold an item whose last in-flight answer disagreed: it wants more.)
+    assert all(taken == done <= wanted and low <= done <= high
+               for taken, done, wanted in filled), filled
+    if campaign.status != "closed":
+        assert all(done == wanted for _, done, wanted in filled), filled
     per_item = Counter(Annotation.objects.filter(item__control="")
                        .values_list("item_id", flat=True))
-    assert set(per_item.values()) == {3} and len(per_item) == 30
+    assert dict(per_item) == dict(regular.values_list("id", "annotations_done"))
     repeated = (AssignmentItem.objects.filter(item__control="")
                 .values("assignment__worker", "item").annotate(n=Count("id")).filter(n__gt=1))
     assert not repeated.exists()
     assert not Assignment.objects.filter(status="active").exists()
     assert not Item.objects.filter(control="attention").exclude(slots_taken=0).exists()
+    assert set(Assignment.objects.values_list("allocation", flat=True)) == {allocation}
     campaign.refresh_from_db()
-    assert campaign.status == "closed"  # the last hand-in closed the full campaign
+    if not jobs:
+        assert campaign.status == "closed"  # the last hand-in closed the full campaign
 
 
-def test_one_worker_in_many_tabs_never_passes_the_assignment_limit(owner):
-    campaign = make_campaign(owner=owner, items_per_assignment=1, annotations_per_item=3,
-                             max_assignments_per_worker=2)
-    make_items(campaign, 40)
+@pytest.mark.parametrize("allocation", STRATEGIES)
+def test_one_worker_in_many_tabs_never_passes_the_assignment_limit(owner, allocation):
+    campaign, answers = _strategy_campaign(owner, allocation, items_per_assignment=1,
+                                           max_assignments_per_worker=2)
+    campaign_allocate(campaign=campaign)
     limited = Counter()
 
     def tab():
         try:
-            work_until_done(campaign, "eager")()
+            work_until_done(campaign, "eager", answers)()
         except WorkerLimitReached:
             limited["tabs"] += 1
 

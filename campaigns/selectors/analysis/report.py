@@ -10,7 +10,8 @@ from ...analysis import (
     planning,
     report,
 )
-from ...models import Campaign, Item
+from ...analysis.allocation import design_note
+from ...models import AllocationChange, Campaign, Item
 from .frames import NUMERIC, annotations_frame, split_frame
 from .statistics import QUESTION_PARTS, campaign_statistics
 
@@ -61,6 +62,8 @@ def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
         "raters_per_item_max": int(done.max()) if len(done) else 0,
         "judges": sorted(llm["worker_name"].unique().tolist()),
         "payment": None,  # the campaign records no payment; stated as not recorded
+        "allocation": design_note(campaign.allocation, AllocationChange.objects.filter(
+            campaign=campaign).count(), campaign.allocation_stopped),
     }
 
 

@@ -1,0 +1,239 @@
+"""Adaptive allocation's statistics: where the next judgments are worth most, and whether a
+campaign's stopping target is met.
+
+Pure functions over plain data; the allocation job (services/allocation.py) reads the answers
+and writes what these return as per-item priorities and wanted counts. Methods, assumptions and
+references: docs/analysis.md, "Adaptive designs".
+
+- Dynamic redundancy: an item stops at the minimum when its raters agree (every categorical
+  part the same, every numeric part within a spread) and gets more, up to the maximum,
+  while they do not.
+- Adaptive ranking: a Bradley-Terry fit with a weak prior (half a virtual win each way between
+  every two systems that meet, so that the fit exists from the first judgment); an item's
+  priority is the probability that its pair's estimated order is wrong, Phi(-|d| / se(d)).
+- Adaptive precision: an item's priority is its system's 95% interval half-width of the mean
+  rating (t interval), relative to the target.
+- Every strategy first brings each item to the minimum (the exploration floor): items below
+  it outrank all others, so every item and pair keeps being sampled.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from .preference import fit_strengths
+
+# Items below the minimum outrank every adaptive priority (which lie in [0, 1], or in [0, a
+# few] for precision relative to its target).
+BELOW_MINIMUM = 1000.0
+PRIOR_WINS = 0.5  # virtual wins each way between two systems that meet (Bradley-Terry prior)
+Z_95 = float(stats.norm.ppf(0.975))
+
+
+def answers_agree(answers: Sequence[Mapping[str, Any]], spread: float) -> bool:
+    """Whether annotations agree: per part, every categorical value the same and every
+    numeric value within `spread` of each other. Parts an annotation left out are skipped."""
+    parts: dict[str, list[Any]] = {}
+    for answer in answers:
+        for part, value in answer.items():
+            if value is not None and value != "":
+                parts.setdefault(part, []).append(value)
+    for values in parts.values():
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            if max(values) - min(values) > spread:
+                return False
+        elif len({repr(v) for v in values}) > 1:
+            return False
+    return True
+
+
+def redundancy_wanted(answers: Sequence[Mapping[str, Any]], *, minimum: int, maximum: int,
+                      spread: float) -> tuple[int, float]:
+    """(annotations wanted, priority) of an item under dynamic redundancy, given its answers.
+
+    An item wants the maximum until it has the minimum and its raters agree; then it wants
+    what it has (it is closed). Wanting the maximum rather than one more at a time keeps an
+    open item open between two runs of the job, so the campaign never looks full (and closes
+    for good) while a disagreeing item still waits for its next rater. Below the minimum
+    first, then disagreeing items, the fewest answers first.
+    """
+    done = len(answers)
+    if done < minimum:
+        return maximum, BELOW_MINIMUM
+    if answers_agree(answers, spread):
+        return done, 0.0
+    return maximum, float(maximum - done)
+
+
+@dataclass(frozen=True)
+class Strengths:
+    """Bradley-Terry log-strengths and their covariance (from the observed information)."""
+
+    systems: list[str]
+    theta: np.ndarray
+    covariance: np.ndarray
+
+    def index(self, system: str) -> int:
+        return self.systems.index(system)
+
+    def difference(self, a: str, b: str) -> tuple[float, float]:
+        """(theta_a - theta_b, its standard error)."""
+        i, j = self.index(a), self.index(b)
+        c = self.covariance
+        return (float(self.theta[i] - self.theta[j]),
+                float(np.sqrt(max(c[i, i] + c[j, j] - 2 * c[i, j], 0.0))))
+
+    def wrong_order_probability(self, a: str, b: str) -> float:
+        """Phi(-|d| / se): how likely the estimated order of a and b is the wrong one."""
+        d, se = self.difference(a, b)
+        return 0.5 if se == 0 else float(stats.norm.cdf(-abs(d) / se))
+
+
+def bradley_terry_strengths(judgments: Iterable[tuple[str, str, float]],
+                            pairs: Iterable[tuple[str, str]]) -> Strengths:
+    """Fit Bradley-Terry to (first, second, score of first) judgments with PRIOR_WINS virtual
+    wins each way between every two systems in `pairs` (the pairs the items show)."""
+    judgments = list(judgments)
+    systems = sorted({s for pair in pairs for s in pair}
+                     | {s for a, b, _ in judgments for s in (a, b)})
+    at = {s: i for i, s in enumerate(systems)}
+    k = len(systems)
+    wins = np.zeros((k, k))
+    for a, b in {tuple(sorted(p)) for p in pairs}:
+        if a != b:
+            wins[at[a], at[b]] += PRIOR_WINS
+            wins[at[b], at[a]] += PRIOR_WINS
+    for a, b, score in judgments:
+        wins[at[a], at[b]] += score
+        wins[at[b], at[a]] += 1.0 - score
+    theta = fit_strengths(wins) if k > 1 else None
+    if theta is None:
+        return Strengths(systems, np.zeros(k), np.zeros((k, k)))
+    return Strengths(systems, theta, _covariance(wins, theta))
+
+
+def _covariance(wins: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """The inverse of the observed information of the log-likelihood, on the centred
+    parametrisation (Moore-Penrose inverse: the strengths are defined up to a constant)."""
+    n = wins + wins.T
+    p = 1.0 / (1.0 + np.exp(theta[None, :] - theta[:, None]))  # p[i, j] = P(i beats j)
+    w = n * p * (1 - p)
+    np.fill_diagonal(w, 0.0)
+    information = np.diag(w.sum(axis=1)) - w
+    return np.linalg.pinv(information)
+
+
+def ranking_priorities(item_pairs: Mapping[int, tuple[str, str]], done: Mapping[int, int],
+                       strengths: Strengths, *, minimum: int) -> dict[int, float]:
+    """Per item showing a pair of systems: BELOW_MINIMUM until it has `minimum` judgments,
+    then the probability that its pair's estimated order is wrong."""
+    cache: dict[tuple[str, str], float] = {}
+    out = {}
+    for item, (a, b) in item_pairs.items():
+        if done.get(item, 0) < minimum:
+            out[item] = BELOW_MINIMUM
+            continue
+        key = (min(a, b), max(a, b))
+        if key not in cache:
+            cache[key] = strengths.wrong_order_probability(*key)
+        out[item] = cache[key]
+    return out
+
+
+def ranks_separated(strengths: Strengths) -> tuple[bool, str]:
+    """Whether every two systems adjacent in the estimated order differ at the 5% level
+    (|d| > 1.96 se), and the least separated pair in words."""
+    if len(strengths.systems) < 2:
+        return False, "fewer than two systems"
+    order = np.argsort(-strengths.theta)
+    worst = (np.inf, "")
+    for i, j in zip(order[:-1], order[1:], strict=True):
+        a, b = strengths.systems[i], strengths.systems[j]
+        d, se = strengths.difference(a, b)
+        z = abs(d) / se if se > 0 else 0.0
+        if z < worst[0]:
+            worst = (z, f"{a} over {b} (z = {z:.2f})")
+    return worst[0] > Z_95, worst[1]
+
+
+def mean_half_width(counts: Mapping[float, int]) -> tuple[float, float, int]:
+    """(mean, 95% t-interval half-width, n) of ratings given as {value: count}; the
+    half-width is infinite below two ratings."""
+    values = np.array(list(counts), dtype=float)
+    weights = np.array(list(counts.values()), dtype=float)
+    n = int(weights.sum())
+    if n == 0:
+        return float("nan"), float("inf"), 0
+    mean = float((values * weights).sum() / n)
+    if n < 2:
+        return mean, float("inf"), n
+    sd = float(np.sqrt((weights * (values - mean) ** 2).sum() / (n - 1)))
+    return mean, float(stats.t.ppf(0.975, n - 1) * sd / np.sqrt(n)), n
+
+
+def system_half_widths(tallies: Iterable[tuple[str, Mapping[str, Mapping[str, int]]]]
+                       ) -> dict[str, float]:
+    """Per system, the widest 95% half-width of the mean over its numeric parts, from
+    (system, per-item tally {part: {value: count}}) pairs."""
+    pooled: dict[str, dict[str, dict[float, int]]] = {}
+    for system, counts in tallies:
+        for part, values in counts.items():
+            into = pooled.setdefault(system, {}).setdefault(part, {})
+            for value, n in values.items():
+                into[float(value)] = into.get(float(value), 0) + int(n)
+    return {system: max(mean_half_width(c)[1] for c in parts.values())
+            for system, parts in pooled.items()}
+
+
+def precision_priorities(item_systems: Mapping[int, str], done: Mapping[int, int],
+                         half_widths: Mapping[str, float], *, target: float,
+                         minimum: int) -> dict[int, float]:
+    """Per item: BELOW_MINIMUM until it has `minimum` ratings, then its system's half-width
+    relative to the target (a system without two ratings yet: BELOW_MINIMUM / 2)."""
+    out = {}
+    for item, system in item_systems.items():
+        if done.get(item, 0) < minimum:
+            out[item] = BELOW_MINIMUM
+            continue
+        width = half_widths.get(system, float("inf"))
+        out[item] = BELOW_MINIMUM / 2 if not np.isfinite(width) else width / target
+    return out
+
+
+# What each design keeps valid and what it biases, as the evaluation report states it
+# (docs/analysis.md, "Adaptive designs", gives the reasons).
+DESIGN_NOTES = {
+    "uniform": "uniform: every item was handed out for the same number of annotations, "
+               "least-filled first.",
+    "dynamic_redundancy": "dynamic redundancy: items whose raters agreed early stopped at the "
+                          "minimum, the others got more. Per-item means and majority labels "
+                          "stay valid; per-item agreement and inter-rater reliability are "
+                          "biased (towards disagreement: the items that got more raters are "
+                          "those raters disagreed on), and a system mean that weights "
+                          "ratings rather than items over-weights the contested items.",
+    "adaptive_ranking": "adaptive ranking: the next judgments went to the system pairs whose "
+                        "order was least certain. Bradley-Terry strengths stay consistent "
+                        "(the choice of pair depends only on earlier outcomes, so the "
+                        "likelihood is unchanged), but raw win rates are not comparable "
+                        "across pairs (pairs differ in how many judgments they got), and "
+                        "bootstrap intervals assume a fixed design.",
+    "adaptive_precision": "adaptive precision: items of the systems with the widest intervals "
+                          "got more ratings. Per-system means and intervals stay valid; the "
+                          "number of ratings per system is an outcome of the data, not of "
+                          "the design, so compare systems by their intervals rather than "
+                          "their counts.",
+}
+
+
+def design_note(allocation: str, changes: int = 0, stopped: str = "") -> str:
+    """The report's sentence on the allocation design."""
+    note = DESIGN_NOTES.get(allocation, allocation)
+    if changes:
+        note += f" The strategy or target changed {changes} time(s) during the campaign."
+    if stopped:
+        note += f" The hand-out stopped at its target: {stopped}"
+    return note

@@ -1,0 +1,175 @@
+"""campaigns/services/allocation.py on a real database: small cases worked out by hand show
+the priorities moving work where it should, through the product's own claim and save; the
+stopping rule stops the hand-out at its target and a raised target reopens it."""
+import math
+
+import pytest
+from django.urls import reverse
+
+from campaigns.errors import NoWorkAvailable
+from campaigns.models import AllocationChange, Assignment, Campaign, Item
+from campaigns.services.allocation import allocations_update, campaign_allocate
+from campaigns.services.campaigns import campaign_update
+from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
+from tests.factories import PAIRWISE_SCHEMA, make_campaign
+
+pytestmark = pytest.mark.django_db
+
+T_975_3 = 3.182446305284263  # Student's t, 97.5th percentile, 3 degrees of freedom (tables)
+
+
+def items(campaign, specs):
+    """Items by (external id, system) or (external id, (system a, system b))."""
+    made = []
+    for external_id, system in specs:
+        data = {"prompt": external_id, "completion": "c"}
+        if isinstance(system, tuple):
+            data["outputs"] = [{"system": s, "text": f"{s} says"} for s in system]
+            system = ""
+        made.append(Item.objects.create(campaign=campaign, external_id=external_id,
+                                        system=system, data=data,
+                                        slots_wanted=campaign.annotations_per_item))
+    return made
+
+
+def work_once(campaign, name, answer):
+    """One worker claims one assignment and answers each item with answer(item, n_before)."""
+    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id=name)
+    assignment = assignment_claim(campaign=campaign, worker=worker)
+    got = []
+    for slot in assignment.slots.select_related("item").order_by("position"):
+        annotation_submit(assignment=assignment, position=slot.position,
+                          answers=answer(slot.item, slot.item.annotations_done),
+                          seconds_spent=1)
+        got.append(slot.item.external_id)
+    return got
+
+
+def rate(item, before):
+    """System A's items always get 5; B's get 1 from their first rater and 5 from the next."""
+    value = 5 if item.system == "A" else (1, 5)[before % 2]
+    return {"coherence": value, "sentiment": 3}
+
+
+def test_adaptive_precision_sends_the_next_ratings_to_the_widest_system(owner):
+    campaign = make_campaign(owner=owner, allocation="adaptive_precision",
+                             min_annotations_per_item=2, max_annotations_per_item=4)
+    items(campaign, [("a1", "A"), ("a2", "A"), ("b1", "B"), ("b2", "B")])
+    campaign_allocate(campaign=campaign)  # everything below the minimum: all alike
+    first = [work_once(campaign, f"w{n}", rate)[0] for n in range(8)]
+    assert first == ["a1", "a2", "b1", "b2"] * 2  # the floor: least-filled first
+
+    campaign_allocate(campaign=campaign)
+    # By hand: A's ratings are 5, 5, 5, 5 (half-width 0); B's coherence 1, 5, 1, 5: mean 3,
+    # sd sqrt(16 / 3), half-width t(0.975, 3) sd / 2; the default target is 1.
+    b_width = T_975_3 * math.sqrt(16 / 3) / 2
+    priority = dict(Item.objects.values_list("external_id", "priority"))
+    assert priority["a1"] == priority["a2"] == 0.0
+    assert priority["b1"] == pytest.approx(b_width) == priority["b2"]
+    later = [work_once(campaign, f"v{n}", rate)[0] for n in range(4)]
+    assert later == ["b1", "b2", "b1", "b2"]  # B until its items reach the maximum
+    assert work_once(campaign, "v5", rate) == ["a1"]  # then A again (up to the maximum)
+    epochs = set(Assignment.objects.values_list("allocation", "allocation_epoch"))
+    assert epochs == {("adaptive_precision", 1), ("adaptive_precision", 2)}
+
+
+def test_dynamic_redundancy_closes_agreeing_items_at_the_minimum(owner):
+    campaign = make_campaign(owner=owner, allocation="dynamic_redundancy",
+                             min_annotations_per_item=2, max_annotations_per_item=4)
+    items(campaign, [("a1", "A"), ("b1", "B")])
+    campaign_allocate(campaign=campaign)
+    assert [work_once(campaign, f"w{n}", rate)[0] for n in range(4)] == ["a1", "b1"] * 2
+    campaign_allocate(campaign=campaign)
+    # a1: 5 and 5 agree: closed at 2. b1: 1 and 5 differ by more than the spread (1): open.
+    state = {i: (w, p) for i, w, p in Item.objects.values_list(
+        "external_id", "slots_wanted", "priority")}
+    assert state == {"a1": (2, 0.0), "b1": (4, 2.0)}
+    assert [work_once(campaign, f"v{n}", rate)[0] for n in range(2)] == ["b1", "b1"]
+    with pytest.raises(Exception) as ended:
+        work_once(campaign, "v9", rate)
+    campaign.refresh_from_db()
+    assert campaign.status == "closed", ended.value  # every item has what it wants
+
+
+def prefer(winners):
+    """Pairwise answers: the first-listed system of the item wins when winners says so."""
+    def answer(item, before):
+        systems = [o["system"] for o in item.data["outputs"]]
+        wins = winners[item.external_id][before % len(winners[item.external_id])]
+        return {"preference": {"choice": "A" if wins else "B", "strength": "clearly",
+                               "order": systems}}
+    return answer
+
+
+def test_adaptive_ranking_sends_work_to_the_least_certain_pair_and_records_the_switch(owner):
+    campaign = make_campaign(owner=owner, schema=PAIRWISE_SCHEMA, annotations_per_item=3)
+    items(campaign, [("p12", ("s1", "s2")), ("p23", ("s2", "s3"))])
+    answer = prefer({"p12": [True], "p23": [True, False]})
+    for n in range(6):  # uniform: 3 each; s1 beats s2 3-0, s2 and s3 go 2-1
+        work_once(campaign, f"w{n}", answer)
+    campaign_update(campaign=campaign, allocation="adaptive_ranking",
+                    min_annotations_per_item=1, max_annotations_per_item=6)
+    # By hand with half a virtual win each way: s1-s2 at 3.5 to 0.5 is far more certain
+    # than s2-s3 at 2.5 to 1.5, so p23 has the higher chance of a wrong order.
+    priority = dict(Item.objects.values_list("external_id", "priority"))
+    assert 0 < priority["p12"] < priority["p23"] < 0.5
+    assert work_once(campaign, "v1", answer) == ["p23"]
+    change = AllocationChange.objects.get(campaign=campaign)
+    assert (change.allocation_before, change.allocation_after, change.annotations_before) == (
+        "uniform", "adaptive_ranking", 6)
+    assert Assignment.objects.order_by("-id").values_list(
+        "allocation", "allocation_epoch")[0] == ("adaptive_ranking", change.epoch)
+
+
+def test_the_budget_stops_the_hand_out_and_a_raised_budget_reopens_it(owner, client,
+                                                                      researcher_client):
+    campaign = make_campaign(owner=owner, stop_when={"max_annotations": 3},
+                             completion_code_no_work="NOWORK1")
+    items(campaign, [("a1", "A"), ("a2", "A")])
+    for n in range(3):
+        work_once(campaign, f"w{n}", rate)
+    assert allocations_update() == 1  # the periodic job sees the target met
+    campaign.refresh_from_db()
+    assert "budget of 3 annotations is spent" in campaign.allocation_stopped
+    assert campaign.status == Campaign.Status.LIVE  # stopped, not closed: it can go on
+    with pytest.raises(NoWorkAvailable):
+        work_once(campaign, "late", rate)
+    page = client.post(reverse("campaigns:entry", args=[campaign.slug]),
+                       {"PROLIFIC_PID": "a" * 24, "STUDY_ID": "s", "SESSION_ID": "t"})
+    assert page.status_code == 409 and "NOWORK1" in page.content.decode()  # as when full
+    dashboard = researcher_client.get(
+        reverse("admin:campaigns_campaign_dashboard", args=[campaign.pk]))
+    assert "the stopping target is met" in dashboard.content.decode()
+    assert "budget of 3 annotations is spent" in dashboard.content.decode()
+
+    campaign_update(campaign=campaign, stop_when={"max_annotations": 6})
+    campaign.refresh_from_db()
+    assert campaign.allocation_stopped == ""
+    assert work_once(campaign, "again", rate)
+
+
+def test_a_half_width_target_stops_when_every_system_is_that_precise(owner):
+    campaign = make_campaign(owner=owner, allocation="adaptive_precision",
+                             min_annotations_per_item=2, max_annotations_per_item=4,
+                             stop_when={"half_width": 0.5})
+    items(campaign, [("a1", "A"), ("a2", "A"), ("b1", "B"), ("b2", "B")])
+    campaign_allocate(campaign=campaign)
+    for n in range(8):
+        work_once(campaign, f"w{n}", lambda item, before: {"coherence": 4, "sentiment": 4})
+    assert "within ±0.5" in campaign_allocate(campaign=campaign)
+    campaign_update(campaign=campaign, stop_when={})
+    assert campaign.allocation_stopped == ""
+
+
+def test_the_report_says_what_the_adaptive_design_biases(owner):
+    from campaigns.selectors.analysis.report import evaluation_report
+
+    campaign = make_campaign(owner=owner, allocation="dynamic_redundancy",
+                             min_annotations_per_item=2, max_annotations_per_item=3)
+    items(campaign, [("a1", "A"), ("b1", "B")])
+    campaign_allocate(campaign=campaign)
+    for n in range(4):
+        work_once(campaign, f"w{n}", rate)
+    markdown = evaluation_report(campaign=campaign)["markdown"]
+    assert "- Allocation: dynamic redundancy" in markdown
+    assert "per-item agreement and inter-rater reliability are biased" in markdown
