@@ -97,7 +97,8 @@ def test_a_template_prefills_the_form_previews_as_the_worker_page_and_saves(admi
     _, password = researcher_create(username="rhea", password="pw-rhea-12345")
     log_in(page, live_server, "rhea", password)
     page.goto(live_server.url + reverse("admin:campaigns_campaign_add"))
-    card = page.locator(".starter-card", has_text=starter_get(name).title)
+    title = page.get_by_role("heading", name=starter_get(name).title, exact=True)
+    card = page.locator(".starter-card", has=title)
     with page.expect_navigation():
         card.get_by_role("link", name="Use this template").click()
     assert page.input_value("#id_name") == starter_get(name).title
