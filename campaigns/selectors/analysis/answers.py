@@ -116,6 +116,7 @@ def span_statistics(*, campaign: Campaign, schema: TaskSchema, annotations: set 
         out.append({"question": q.id, "answers": len(frame),
                     "source_field": q.source_field,
                     "mqm": records(tables["mqm"]),
+                    "rater_connectivity": tables["connectivity"],
                     "errors_by_severity": records(tables["errors_by_severity"]),
                     "errors_by_category": records(tables["errors_by_category"]),
                     "agreement": records(tables["agreement"]),

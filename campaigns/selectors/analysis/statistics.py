@@ -7,6 +7,7 @@ from django.db.models import Count
 from ...analysis import (
     agreement,
     comparisons,
+    connectivity,
     preference,
     reliability,
     scores,
@@ -70,6 +71,7 @@ def _human_tables(
         "system_scores": scores.system_scores(numeric, n_boot=n_boot),
         "ranking": ranking,
         "comparisons": compared,
+        "rater_connectivity": connectivity.connectivity_table(design, ["question", "part"]),
         "design_warnings": pd.DataFrame([w.as_dict() for w in warnings],
                                         columns=["code", "message", "question", "part"]),
     }
