@@ -113,6 +113,11 @@ def report_markdown(report: dict) -> str:
     out += [f"- {_md(f['worker'])}: {_md('; '.join(f['reasons']))}" for f in q["flagged"]]
     out += _judges_markdown(report)
     out += ["## Planning", ""]
+    out += [f"Planned for {p['systems']} systems ({p['pairs']} pairs, {p['correction']} "
+            f"correction, {'paired' if p['paired'] else 'unpaired'}) by {p['planned_by']}"
+            + (f"; simulated power per true difference {_num(p['simulated_power'], 2)}"
+               if p.get("simulated_power") is not None else "") + "."
+            for p in report["planning"] if "planned_by" in p] + [""]
     out += _table(["Question", "Effect", "Power", "Items/system now", "Items/system needed",
                    "Ratings/item now", "Ratings/item needed"], [
         [_md(p["question"]), _num(p["effect"], 2), _num(p["power"], 2),

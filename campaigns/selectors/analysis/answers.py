@@ -8,6 +8,7 @@ from ...analysis import (
     agreement,
     bestworst,
     preference,
+    preference_tests,
     spans,
 )
 from ...models import Annotation, Campaign, Item, Worker
@@ -27,10 +28,12 @@ def preference_frame(*, campaign: Campaign, question: BaseQuestion,
 
 def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
                           annotations: set | None = None, n_boot: int = agreement.N_BOOT,
-                          ties: str | None = None) -> list[dict]:
+                          ties: str | None = None, correction: str = "holm",
+                          alpha: float = preference.ALPHA) -> list[dict]:
     """Per question whose answers compare systems: win/tie/loss per pair, win rates (ties as
     half), Bradley-Terry strengths with item-bootstrap intervals (ties as `ties` says, else as
-    the question's `tie_model`), and the position bias."""
+    the question's `tie_model`), the position bias and corrected sign tests between systems
+    over items (`comparisons`: analysis/preference_tests.py)."""
     out = []
     for q in schema.questions:
         if not q.supports(Capability.PREFERENCES):
@@ -44,7 +47,9 @@ def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
                     "win_rates": records(tables["win_rates"]),
                     "bradley_terry": records(tables["bradley_terry"]),
                     "ties": tables["ties"], "tie_parameter": tables["tie_parameter"],
-                    "position_bias": tables["position_bias"]})
+                    "position_bias": tables["position_bias"],
+                    "comparisons": records(preference_tests.preference_comparisons(
+                        frame, correction=correction, alpha=alpha))})
     return out
 
 
