@@ -168,7 +168,7 @@ def main() -> None:
                         time.sleep(0.02)
                     picked.append(job.status)
                     if model is JudgeRun:  # the endpoint never answers: stop it for the next
-                        from campaigns.services.judges import judge_run_cancel
+                        from campaigns.services.judge_runs import judge_run_cancel
 
                         judge_run_cancel(run=job)
                 print(f"{name:<11} {size:>14}: POST to 202 median {statistics.median(took):.0f} "
