@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .crossed import MIN_RATERS
+
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -78,6 +80,27 @@ def _label(row: dict) -> str:
     return _md(f"{row['question']}.{row['part']}" if row["part"] else row["question"])
 
 
+CI_METHODS = {
+    "item_rater_cluster_t": "items and raters both treated as samples (two-way cluster-robust "
+                            "variance, t with the smaller of items and raters minus one "
+                            "degrees of freedom)",
+    "item_bootstrap": "items resampled, raters held fixed",
+    "item_cluster_t": "t-interval over items, raters held fixed",
+    "item_cluster_normal": "normal interval over items, raters held fixed",
+}
+
+
+def _ci_methods_note(systems: list[dict]) -> list[str]:
+    """Which interval each system got, in words: rater leniency is in the interval only
+    when raters were treated as a sample (enough raters)."""
+    used = sorted({r["ci_method"] for r in systems if r.get("ci_method")})
+    if not used:
+        return []
+    return ["Intervals: " + "; ".join(f"{_md(m)}: {CI_METHODS.get(m, m)}" for m in used)
+            + f". Raters are held fixed only for systems with fewer than {MIN_RATERS} raters.",
+            ""]
+
+
 def report_markdown(report: dict) -> str:
     """The report as Markdown: headings, sentences and tables, every supplied text escaped."""
     out = _design_markdown(report)
@@ -91,6 +114,7 @@ def report_markdown(report: dict) -> str:
                    "Cluster"], [
         [_label(r), _md(r["system"]), str(r["n_items"]), _num(r["mean"]), _interval(r),
          _md(r["ci_method"]), _md(r["rank"]), _md(r["cluster"])] for r in report["systems"]])
+    out += _ci_methods_note(report["systems"])
     c = report["comparisons"]
     out += ["## Comparisons", "",
             f"{c['n']} pairwise comparison(s), {_md(c['correction'])}-corrected per question "
