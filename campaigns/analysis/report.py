@@ -247,7 +247,27 @@ def _preference_markdown(entries: list[dict]) -> list[str]:
             "No finite Bradley-Terry fit yet: some system has never won, or never lost, "
             "across a split of the systems.", ""]
         out += [_position_bias_sentence(e["position_bias"]), ""]
+        out += _position_adjusted_markdown(e)
     return out
+
+
+def _position_adjusted_markdown(e: dict) -> list[str]:
+    """The strengths with the position term, said to be the default when the order was
+    unbalanced (then the plain table above credits systems for where they sat)."""
+    rows = e.get("bradley_terry_position") or []
+    effect = e.get("position_effect")
+    if not rows or effect is None:
+        return []
+    lead = ("The display order was unbalanced, so these position-adjusted strengths are the "
+            "result to report (the plain fit above credits systems for sitting first)"
+            if e.get("order_unbalanced") else "The display order was balanced; for reference")
+    out = [f"{lead}: Bradley-Terry with a first-position term, gamma = "
+           f"{_num(effect['gamma'])} {_interval(effect)} on the log-odds scale:", ""]
+    return out + _table(["Rank", "Rank 95% range", "System", "Strength [95% CI]", "Elo",
+                         "Shown first"], [
+        [str(r["rank"]), "–" if r["rank_low"] is None else f"{r['rank_low']}-{r['rank_high']}",
+         _md(r["system"]), f"{_num(r['strength'])} {_interval(r)}", _num(r["elo"], 0),
+         f"{r['first_share']:.0%}"] for r in rows])
 
 
 def _position_bias_sentence(b: dict) -> str:

@@ -8,6 +8,7 @@ from ...analysis import (
     agreement,
     bestworst,
     preference,
+    preference_position,
     preference_tests,
     spans,
 )
@@ -49,8 +50,17 @@ def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
                     "ties": tables["ties"], "tie_parameter": tables["tie_parameter"],
                     "position_bias": tables["position_bias"],
                     "comparisons": records(preference_tests.preference_comparisons(
-                        frame, correction=correction, alpha=alpha))})
+                        frame, correction=correction, alpha=alpha)),
+                    **_position_adjusted(frame, n_boot)})
     return out
+
+
+def _position_adjusted(frame: pd.DataFrame, n_boot: int) -> dict:
+    """Bradley-Terry with the position term and which strengths are the default."""
+    fitted = preference_position.bradley_terry_position(frame, n_boot=n_boot)
+    return {"bradley_terry_position": records(fitted["table"]),
+            "position_effect": fitted["position_effect"],
+            "order_unbalanced": fitted["unbalanced"], "default_strengths": fitted["default"]}
 
 
 def _human_answers(campaign: Campaign, question_id: str, annotations: set | None):
