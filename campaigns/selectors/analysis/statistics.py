@@ -188,10 +188,11 @@ def _whole_answer_statistics(campaign: Campaign, schema: TaskSchema, annotations
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot, ties=ties,
             correction=correction, alpha=alpha),
         "best_worst": best_worst_statistics(
-            campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot),
+            campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot,
+            correction=correction, alpha=alpha),
         "error_spans": span_statistics(
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot,
-            system_scores=system_scores),
+            system_scores=system_scores, correction=correction, alpha=alpha),
     }
 
 
