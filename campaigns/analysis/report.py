@@ -179,14 +179,23 @@ def _judges_markdown(report: dict) -> list[str]:
         out += [f"{len(report['judge_failed_outputs'])} failed judge output(s) "
                 f"{'included' if kept else 'left out'}: {listed}", ""]
     rows = [[_md(r["judge"]), _label(r), str(r["n"]), _num(r["exact"]),
-             f"{_num(r['kappa'])} {_interval(r, 'kappa_')}",
+             _kappa_cell(r),
              f"{_num(r['alpha'])} {_interval(r, 'alpha_')}", _num(r.get("spearman")),
              _num(r.get("system_kendall"))]
             for r in [*report["judges"], *report["human_ceiling"]]]
-    header = ["Judge (or human)", "Question", "Items", "Exact", "kappa [95% CI]",
+    header = ["Judge (or human)", "Question", "Items", "Exact",
+              "kappa [95% CI] (quadratic-weighted on ordered scales)",
               "alpha [95% CI]", "Spearman", "System Kendall"]
     out += _table(header, rows) if rows else ["No judge or human ceiling figures.", ""]
     return out
+
+
+def _kappa_cell(row: dict) -> str:
+    """Quadratic-weighted kappa for ordered parts (unweighted kappa for totals is withheld),
+    Cohen's unweighted kappa for nominal ones."""
+    if row.get("kappa_quadratic") is not None:
+        return f"{_num(row['kappa_quadratic'])} {_interval(row, 'kappa_quadratic_')} (q)"
+    return f"{_num(row.get('kappa'))} {_interval(row, 'kappa_')}"
 
 
 def _error_spans_markdown(entries: list[dict]) -> list[str]:
