@@ -66,6 +66,7 @@ def worker_cost(env: dict) -> tuple[list[float], list[float], list[float]]:
                                     env=env, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
             while b" ready." not in log.read_bytes():
+                assert proc.poll() is None, log.read_text()[-3000:]
                 time.sleep(0.05)
             starts.append(time.monotonic() - started)
             time.sleep(5)
