@@ -68,7 +68,10 @@ def _num(value, digits: int = 3) -> str:
 
 def _interval(row: dict, name: str = "") -> str:
     low, high = row.get(f"{name}ci_low"), row.get(f"{name}ci_high")
-    return "–" if low is None else f"[{low:.3f}, {high:.3f}]"
+    if low is None:
+        return "–"
+    # An interval of zero width is not certainty: every resample gave the same value.
+    return f"[{low:.3f}, {high:.3f}]" + (DEGENERATE_MARK if low == high else "")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -80,6 +83,10 @@ def _label(row: dict) -> str:
     return _md(f"{row['question']}.{row['part']}" if row["part"] else row["question"])
 
 
+DEGENERATE_MARK = "†"
+DEGENERATE_NOTE = ("\n† A degenerate interval (zero width): every resample gave the same "
+                   "value (all ratings equal, one cluster, or too few items to vary), which "
+                   "is no evidence of certainty.\n")
 CI_METHODS = {
     "item_rater_cluster_t": "items and raters both treated as samples (two-way cluster-robust "
                             "variance, t with the smaller of items and raters minus one "
@@ -148,7 +155,12 @@ def report_markdown(report: dict) -> str:
          str(p["items_per_system"]), str(p["items_per_system_needed"]),
          _num(p["ratings_per_item"], 1), _md(p["ratings_per_item_needed"] or "no number")]
         for p in report["planning"]]) if report["planning"] else ["No numeric question.", ""]
-    return "\n".join(out).rstrip() + "\n"
+    return with_notes("\n".join(out).rstrip() + "\n")
+
+
+def with_notes(text: str) -> str:
+    """The report's text with the note on degenerate intervals when one is marked in it."""
+    return text + DEGENERATE_NOTE if DEGENERATE_MARK in text else text
 
 
 def _design_markdown(report: dict) -> list[str]:
