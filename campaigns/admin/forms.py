@@ -181,6 +181,13 @@ class ItemImportForm(forms.Form):
     format = forms.ChoiceField(
         required=False, choices=[("", "From the file name")] + [
             (f, FORMAT_LABELS.get(f, f.upper())) for f in FORMATS])
+    transcripts = forms.ChoiceField(
+        required=False, initial="messages", label="Conversations written as",
+        choices=[("messages", "OpenAI messages lists (role, content)"),
+                 ("hh-rlhf", "HH-RLHF transcripts (Human: ... Assistant: ...); rows of "
+                             "chosen/rejected become two outputs"),
+                 ("sharegpt", "ShareGPT turns (from, value)")],
+        help_text="How the file writes the conversations of chat fields and chat outputs.")
 
     def clean_file(self):
         upload = self.cleaned_data["file"]

@@ -14,8 +14,9 @@ from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.images import image_src
 from ..schema.kinds.lines import split_segments
 from ..schema.outputs import shown_data
+from .conversations import chat_html, present_outputs
 from .fields import QuestionField, question_fields, timer_start
-from .markdown import render_markdown
+from .markdown import render_item_markdown, render_markdown
 
 
 @lru_cache(maxsize=128)
@@ -33,7 +34,8 @@ def _as_text(value: Any) -> str:
 
 
 def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
-    """The item's fields as the schema shows them; values stay plain text (escaped later)."""
+    """The item's fields as the schema shows them: plain text (escaped later), or Markdown and
+    conversations as sanitised HTML."""
     rows = []
     for d in schema.display:
         value = data.get(d.field)
@@ -41,6 +43,11 @@ def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
                "prefix": d.prefix, "suffix": d.suffix}
         if d.format == "lines":
             row["lines"] = split_segments(value, d.split)
+        elif d.format == "markdown":
+            row["html"] = render_item_markdown(_as_text(value))
+        elif d.format == "chat":
+            row["html"] = chat_html(value if isinstance(value, list) else [], schema,
+                                    scroll_label=f"{d.label or d.field} (scrolls)")
         elif d.format == "image":
             row["src"] = image_src(value)
             row["alt"] = _as_text(data.get(d.alt_field)) if d.alt_field else d.label
@@ -88,9 +95,9 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
     (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
     without one)."""
     schema = parse_schema_cached(campaign.schema)
+    item_data, outputs_context = present_outputs(shown_data(item.data, order_seed), schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
-                                    item_data=shown_data(item.data, order_seed),
-                                    order_seed=order_seed)
+                                    order_seed=order_seed, item_data=item_data)
     for f in fields:
         f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {
@@ -98,12 +105,14 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
         "position": position,
         "total": total,
         "display": display_rows(schema, item.data or {}),
+        "outputs_context_html": outputs_context,
         "fields": fields,
         "fields_with_errors": [f for f in fields if f.errors],
         "loose_errors": loose,
         "kind_scripts": sorted({q.script for q in schema.questions} - {""}),
         "started": timer_start(),
         "preview": preview,
+        "text_dir": schema.text_direction,
         **campaign_texts(campaign),
     }
 

@@ -16,12 +16,14 @@ from pydantic.fields import FieldInfo
 from .base import AnswerInvalid, BaseQuestion, Strict
 from .contract import Capability
 from .kinds import REGISTRY, check_kind
+from .per_output import per_output
 
 __all__ = [
     "AnswerInvalid",
     "BaseQuestion",
     "Capability",
     "DisplayField",
+    "RoleLabels",
     "SchemaIssue",
     "SchemaInvalid",
     "TaskSchema",
@@ -48,7 +50,7 @@ Question = _question_type()
 class DisplayField(Strict):
     field: str = Field(min_length=1)
     label: str = ""
-    format: Literal["text", "lines", "pre", "image"] = "text"
+    format: Literal["text", "markdown", "chat", "lines", "pre", "image"] = "text"
     # With format "image": the item field holding the image's text alternative (else the label).
     alt_field: str = ""
     prefix: str = ""
@@ -64,15 +66,29 @@ def _check_unique_ids(questions: list[BaseQuestion]) -> None:
         raise ValueError(f"question ids must be unique; repeated: {', '.join(duplicates)}")
 
 
+class RoleLabels(Strict):
+    """What the page calls each role of a conversation (a `chat` field, chat outputs)."""
+
+    system: str = Field(default="System", min_length=1, max_length=60)
+    user: str = Field(default="User", min_length=1, max_length=60)
+    assistant: str = Field(default="Assistant", min_length=1, max_length=60)
+    tool: str = Field(default="Tool", min_length=1, max_length=60)
+
+
 class TaskSchema(Strict):
     display: list[DisplayField] = Field(default_factory=list)
     questions: list[Question] = Field(min_length=1)
+    # How the questions that judge an item's outputs show them.
+    outputs_format: Literal["text", "markdown", "chat"] = "text"
+    role_labels: RoleLabels = Field(default_factory=RoleLabels)
+    # The writing direction of every displayed text: "auto" (from its first strong letter).
+    text_direction: Literal["auto", "ltr", "rtl"] = "auto"
 
     @field_validator("questions")
     @classmethod
     def _unique_ids(cls, questions):
         _check_unique_ids(questions)
-        return questions
+        return [per_output(q) for q in questions]
 
     def question(self, question_id: str) -> BaseQuestion:
         for q in self.questions:

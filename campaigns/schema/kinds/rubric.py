@@ -59,6 +59,7 @@ class RubricQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
     template: ClassVar[str] = "campaigns/questions/rubric.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.TALLIED, Capability.LLM_JUDGE,
         Capability.JUDGED_BY_PARTS, Capability.DASHBOARD})

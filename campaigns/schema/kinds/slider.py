@@ -40,6 +40,7 @@ class SliderQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "interval"
     template: ClassVar[str] = "campaigns/questions/slider.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.AGREEMENT, Capability.LLM_JUDGE, Capability.DASHBOARD})
     example: ClassVar[KindExample] = KindExample(

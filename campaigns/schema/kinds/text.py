@@ -16,6 +16,7 @@ class TextQuestion(BaseQuestion):
     placeholder: str = ""
 
     template: ClassVar[str] = "campaigns/questions/text.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.LLM_JUDGE})
     example: ClassVar[KindExample] = KindExample(

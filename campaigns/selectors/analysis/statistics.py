@@ -53,7 +53,7 @@ def _human_tables(
                     for (q, p), lv in _levels(agree).items()}
     by = dict(subsets or {})
     if rated["system"].nunique() > 1:
-        by = {"system": rated.drop_duplicates("item").set_index("item")["system"], **by}
+        by = {"system": None, **by}  # each rating's own system (an output's, or its item's)
     numeric = rated[rated["level"].isin(NUMERIC)].assign(
         value=lambda f: f["value"].astype(float), worker=lambda f: f["worker_name"])
     # Design checks and rank tests per question (a rubric's total), not per criterion: 15
