@@ -11,6 +11,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from ..schema import TaskSchema
 from ..schema.conversations import role_label, shared_turns
@@ -51,8 +52,9 @@ def present_outputs(data: dict, schema: TaskSchema) -> tuple[dict, SafeString | 
         return data, None
     shared = shared_turns(conversations) \
         if all(isinstance(c, list) for c in conversations) else 0
+    scroll_label = gettext("The conversation so far (scrolls)")
     context = chat_html(conversations[0][:shared], schema,
-                        scroll_label="The conversation so far (scrolls)") if shared else None
+                        scroll_label=scroll_label) if shared else None
     shown = []
     for output in outputs:
         if isinstance(output.get("messages"), list):

@@ -8,6 +8,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
@@ -64,7 +66,8 @@ def campaign_texts(campaign: Campaign) -> dict:
     }
 
 
-_BLANK_WIDGETS: dict[int, tuple[BaseQuestion, SafeString]] = {}  # id(question) -> HTML
+# (id(question), language) -> HTML: the partial's own words are in the page's language.
+_BLANK_WIDGETS: dict[tuple[int, str], tuple[BaseQuestion, SafeString]] = {}
 _BLANK_WIDGETS_MAX = 1024
 
 
@@ -79,12 +82,13 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
     if value is not None or field.errors or question.widget_reads_item \
             or question.shuffles_options():
         return ""
-    cached = _BLANK_WIDGETS.get(id(question))
+    key = (id(question), get_language() or "")
+    cached = _BLANK_WIDGETS.get(key)
     if cached is None or cached[0] is not question:
         if len(_BLANK_WIDGETS) >= _BLANK_WIDGETS_MAX:
             _BLANK_WIDGETS.clear()
         cached = (question, render_to_string(field.template, {"f": field}))
-        _BLANK_WIDGETS[id(question)] = cached
+        _BLANK_WIDGETS[key] = cached
     return cached[1]
 
 
@@ -128,7 +132,7 @@ def message_page(request: HttpRequest, *, heading: str, message: str, status: in
 
 def form_expired(request: HttpRequest, campaign: Campaign | None = None) -> HttpResponse:
     """A worker form whose key does not match (an old page, or a page on another site)."""
-    return message_page(request, heading="This page has expired", status=403,
+    return message_page(request, heading=_("This page has expired"), status=403,
                         campaign=campaign,
-                        message="The form could not be checked, so nothing was saved. Please "
-                                "go back, reload the page and try again.")
+                        message=_("The form could not be checked, so nothing was saved. "
+                                  "Please go back, reload the page and try again."))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
+from django.utils.translation import gettext
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
@@ -17,6 +18,7 @@ from .base import AnswerInvalid, BaseQuestion, Strict
 from .contract import Capability
 from .kinds import REGISTRY, check_kind
 from .per_output import per_output
+from .screening import ScreeningRule, parse_rule, split_screening
 
 __all__ = [
     "AnswerInvalid",
@@ -27,6 +29,7 @@ __all__ = [
     "SchemaIssue",
     "SchemaInvalid",
     "TaskSchema",
+    "parse_intake",
     "parse_questions",
     "parse_schema",
     "parse_schema_cached",
@@ -167,17 +170,33 @@ def validate_schema(data: Any) -> list[SchemaIssue]:
 
 
 def parse_questions(data: Any, *, path: str = "") -> list[BaseQuestion]:
-    """Parse a bare list of questions (a campaign's intake questions)."""
+    """Parse a bare list of questions (a campaign's intake questions, screening rules checked
+    and set aside: parse_intake returns them)."""
+    return parse_intake(data, path=path)[0]
+
+
+def parse_intake(data: Any, *, path: str = "") -> tuple[list[BaseQuestion], list[ScreeningRule]]:
+    """Parse intake questions and their screening rules (campaigns/schema/screening.py);
+    raise SchemaInvalid listing every problem of either with its JSON path."""
     if not isinstance(data, list):
         raise SchemaInvalid([SchemaIssue(path, "expected a list of questions")])
+    plain, settings = split_screening(data)
     try:
-        questions = _QUESTION_LIST.validate_python(data)
+        questions = _QUESTION_LIST.validate_python(plain)
         _check_unique_ids(questions)
     except ValidationError as exc:
         raise SchemaInvalid(_issues(exc, prefix=path)) from None
     except ValueError as exc:
         raise SchemaInvalid([SchemaIssue(path, str(exc))]) from None
-    return questions
+    rules, issues = [], []
+    for i, rule_settings in settings.items():
+        rule, problems = parse_rule(questions[i], rule_settings, f"{path}[{i}]")
+        issues += [SchemaIssue(p, m) for p, m in problems]
+        if rule is not None:
+            rules.append(rule)
+    if issues:
+        raise SchemaInvalid(issues)
+    return questions, rules
 
 
 @lru_cache(maxsize=256)
@@ -246,7 +265,7 @@ def validate_answers(
         raw = answers.get(q.id)
         if q.is_empty(raw):
             if q.required and not partial:
-                errors[q.id] = "Please answer this question."
+                errors[q.id] = gettext("Please answer this question.")
             continue
         try:
             cleaned[q.id] = q.validate_answer(raw, item_data)

@@ -3,6 +3,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field
 
 from ..base import (
@@ -114,15 +115,16 @@ class PairwiseQuestion(BaseQuestion):
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         value = value if isinstance(value, dict) else {}
         outputs = [o if isinstance(o, dict) else {} for o in (item_data or {}).get(OUTPUTS) or []]
-        labels = {"A": self.label_a, "B": self.label_b, "tie": "About the same"}
+        labels = {"A": self.label_a, "B": self.label_b, "tie": gettext("About the same")}
         keys = {"A": "a", "B": "b", "tie": "t"}
         return {
             # "html": the output as the page formats it (pages/conversations.py)
             "panes": [{"label": label, "text": o.get("text", ""), "html": o.get("html")}
                       for label, o in zip((self.label_a, self.label_b), outputs[:2],
                                           strict=False)],
-            "choices": [{"value": c, "label": f"{labels[c]} is better" if c != "tie"
-                         else labels[c], "key": keys[c], "checked": value.get("choice") == c}
+            "choices": [{"value": c, "key": keys[c], "checked": value.get("choice") == c,
+                         "label": labels[c] if c == "tie"
+                         else gettext("%(label)s is better") % {"label": labels[c]}}
                         for c in self._choices()],
             "strengths": [{"value": s, "checked": value.get("strength") == s}
                           for s in STRENGTHS] if self.strength else [],
