@@ -48,7 +48,8 @@ class CampaignAdmin(admin.ModelAdmin):
         ("Instructions and examples", {
             "description": "Markdown, rendered safely (no scripts or styles). The Preview button "
                            "shows unsaved text; the preview rows show the saved text.",
-            "fields": ("instructions", "instructions_preview", "examples", "examples_preview")}),
+            "fields": ("instructions", "instructions_preview", "examples", "examples_preview",
+                       "judge_instructions")}),
         ("Consent and intake questions", {
             "fields": ("consent_text", "consent_preview", "intake_questions")}),
         ("Language", {"fields": ("language", "language_from_browser")}),

@@ -99,8 +99,8 @@ class CampaignAdminForm(forms.ModelForm):
     class Meta:
         model = Campaign
         fields = ("name", "slug", "owner", "collaborators", "description", "source", "schema",
-                  "instructions", "examples", "consent_text", "intake_questions",
-                  "language", "language_from_browser",
+                  "instructions", "examples", "judge_instructions", "consent_text",
+                  "intake_questions", "language", "language_from_browser",
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",

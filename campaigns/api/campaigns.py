@@ -81,6 +81,8 @@ class CampaignSettingsInput(StrictInput):
     schema = StorableJSONField(help_text="The task schema: display fields and questions.")
     instructions = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX)
     examples = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX)
+    judge_instructions = serializers.CharField(required=False, allow_blank=True,
+                                               max_length=TEXT_MAX)
     consent_text = serializers.CharField(required=False, allow_blank=True, max_length=TEXT_MAX)
     intake_questions = StorableJSONField(required=False, help_text="A list of questions.")
     items_per_assignment = serializers.IntegerField(required=False, min_value=1, max_value=1000)

@@ -156,6 +156,10 @@ class ColumnPlan:
                 for system, part, value in q.output_atoms(answer):
                     yield q.id, part, value, system
                 continue
+            if q.for_each_turn:  # one row per turn: its index, then the kind's part
+                for turn, part, value in q.output_atoms(answer):
+                    yield q.id, f"{turn}.{part}" if part else turn, value, None
+                continue
             for part, value in _safe_atoms(q, answer):
                 yield q.id, part, value, None
 

@@ -107,7 +107,8 @@ def line_counts(scope: ExportScope, schema: TaskSchema) -> dict[str, int]:
     if not sized:
         return {}
     ids = [q.id for q in sized]
-    paths = [[q.id, "order"] if q.for_each_output else [q.id] for q in sized]
+    paths = [[q.id, q.order_key] if (q.for_each_output or q.for_each_turn) else [q.id]
+             for q in sized]
     found = scope.queryset().aggregate(
         **{f"n{i}": Max(JsonArrayLength("answers", path)) for i, path in enumerate(paths)}
     )

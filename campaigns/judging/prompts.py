@@ -146,11 +146,17 @@ def _literal(text: str) -> str:
     return text
 
 
+def judge_instructions(campaign: Any) -> str:
+    """What a judge reads as the instructions: the campaign's judge instructions when it gives
+    them (the workers' may speak of pay, platforms and buttons), else the workers'."""
+    return (getattr(campaign, "judge_instructions", "") or campaign.instructions or "").strip()
+
+
 def default_template(*, campaign: Any, schema: TaskSchema) -> str:
     """The template a judge uses unless the researcher wrote one: preamble, the campaign's
     instructions and worked examples, each display field, the questions, the answer format."""
     parts = [PREAMBLE]
-    if campaign.instructions.strip():
+    if judge_instructions(campaign):
         parts.append("# Instructions\n\n{{ campaign.instructions }}")
     if campaign.examples.strip():
         parts.append("# Worked examples\n\n{{ campaign.examples }}")
@@ -215,7 +221,7 @@ def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
     display = "\n\n".join(
         f"## {d.label or d.field}\n{d.prefix}{shown[d.field]}{d.suffix}" for d in schema.display)
     return {
-        "campaign": {"name": campaign.name, "instructions": campaign.instructions.strip(),
+        "campaign": {"name": campaign.name, "instructions": judge_instructions(campaign),
                      "examples": campaign.examples.strip()},
         "item": data,
         "item_id": external_id,

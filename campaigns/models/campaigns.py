@@ -41,6 +41,9 @@ class Campaign(models.Model):
     schema = models.JSONField(default=dict, help_text="Task schema: display and questions.")
     instructions = models.TextField(blank=True, help_text="Markdown, rendered safely.")
     examples = models.TextField(blank=True, help_text="Worked examples (Markdown).")
+    judge_instructions = models.TextField(
+        blank=True, help_text="What LLM judges read instead of the instructions (no "
+                              "recruitment or payment sentences); empty: the instructions.")
     consent_text = models.TextField(blank=True, help_text="Markdown; empty means no consent step.")
     intake_questions = models.JSONField(
         default=list, blank=True, help_text="Questions asked once per worker (schema format)."

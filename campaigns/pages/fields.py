@@ -110,7 +110,7 @@ def question_fields(questions: list[BaseQuestion], *, values: dict | None = None
             template=q.template,
             help_html=render_markdown(q.help) if q.help else "",
             errors=q_errors, extra=extra,
-            outputs=_output_fields(q, extra) if q.for_each_output else [],
+            outputs=_output_fields(q, extra) if q.for_each_output or q.for_each_turn else [],
         ))
     return fields, loose
 

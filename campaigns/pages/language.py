@@ -83,4 +83,6 @@ WORKER_SCRIPT_STRINGS = (
     gettext_noop("End of text"), gettext_noop("space"),
     gettext_noop("Nothing selected: hold shift and use the arrow keys to select."),
     gettext_noop("%(value)s, near %(label)s"),
+    gettext_noop("A span must mark a word or more, not only spaces."),
+    gettext_noop("%(text)s, marked %(labels)s"),
 )

@@ -17,7 +17,8 @@ from pydantic.fields import FieldInfo
 from .base import AnswerInvalid, BaseQuestion, Strict
 from .contract import Capability
 from .kinds import REGISTRY, check_kind
-from .per_output import per_output
+from .per_output import PerOutput, repeated_class
+from .per_turn import PerTurn
 from .screening import ScreeningRule, parse_rule, split_screening
 
 __all__ = [
@@ -62,6 +63,17 @@ class DisplayField(Strict):
     split: Literal["list", "sentences", "newlines"] = "sentences"
 
 
+def _repeated(question: BaseQuestion) -> BaseQuestion:
+    """The question as parsed, wrapped when it is asked per output or per turn."""
+    if isinstance(question, PerOutput):
+        return question
+    wrapper = PerTurn if question.for_each_turn else PerOutput if question.for_each_output \
+        else None
+    if wrapper is None:
+        return question
+    return repeated_class(type(question), wrapper).model_validate(question.model_dump())
+
+
 def _check_unique_ids(questions: list[BaseQuestion]) -> None:
     ids = [q.id for q in questions]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
@@ -91,7 +103,7 @@ class TaskSchema(Strict):
     @classmethod
     def _unique_ids(cls, questions):
         _check_unique_ids(questions)
-        return [per_output(q) for q in questions]
+        return [_repeated(q) for q in questions]
 
     def question(self, question_id: str) -> BaseQuestion:
         for q in self.questions:

@@ -91,8 +91,14 @@ class BaseQuestion(Strict):
     text: str = Field(min_length=1)
     required: bool = True
     help: str = ""
-    # Asked once per output of the item, each under its output (campaigns/schema/per_output.py).
+    # Asked once per output of the item, each under its output (campaigns/schema/per_output.py),
+    # or once per turn of one role of a conversation (campaigns/schema/per_turn.py): the item
+    # field `chat_field` holds [{"role", "content"}, ...]; `turn: "last"` asks of the final
+    # assistant turn only.
     for_each_output: bool = False
+    for_each_turn: Literal["assistant", "user"] | None = None
+    turn: Literal["last"] | None = None
+    chat_field: str = Field(default="messages", min_length=1)
 
     # --- required of every kind (checked when the kind is registered) ----------------------
     # The widget partial (given the QuestionField as `f`).
@@ -130,11 +136,19 @@ class BaseQuestion(Strict):
 
     @model_validator(mode="after")
     def _per_output_allowed(self):
-        if self.for_each_output and not self.rates_one_text:
-            raise ValueError(f"for_each_output needs a question that rates one text; a "
+        if self.turn == "last" and self.for_each_turn in (None, "assistant"):
+            object.__setattr__(self, "for_each_turn", "assistant")
+        elif self.turn == "last":
+            raise ValueError('turn "last" asks about the final assistant turn: for_each_turn '
+                             'must be "assistant"')
+        repeated = [s for s in ("for_each_output", "for_each_turn") if getattr(self, s)]
+        if len(repeated) > 1:
+            raise ValueError("a question is asked per output or per turn, not both")
+        if repeated and not self.rates_one_text:
+            raise ValueError(f"{repeated[0]} needs a question that rates one text; a "
                              f"{self.kind} question does not")
-        if self.for_each_output and self.shuffles_options():
-            raise ValueError("for_each_output cannot be combined with shuffle_options")
+        if repeated and self.shuffles_options():
+            raise ValueError(f"{repeated[0]} cannot be combined with shuffle_options")
         return self
 
     def is_empty(self, raw: Any) -> bool:

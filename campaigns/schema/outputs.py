@@ -184,15 +184,16 @@ def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
 def judged_answers(schema: Any, answers: dict, item_data: dict | None) -> dict:
     """A judge's answers with what its prompt showed recorded as a worker's page would: the
     outputs in the item's stored order (the prompt's), whatever order the judge named; a
-    question asked once per output takes the judge's answers keyed by response label."""
+    question asked once per output or turn takes the judge's answers keyed by label."""
     systems = item_systems(item_data)
     by_id = {q.id: q for q in schema.questions}
     judged = {}
     for qid, raw in answers.items():
         question = by_id.get(qid)
-        if question is not None and systems and question.supports(Capability.JUDGES_OUTPUTS):
-            raw = (question.from_judge(raw, systems) if question.for_each_output
-                   else question.record_order(raw, systems))
+        if question is not None and (question.for_each_output or question.for_each_turn):
+            raw = question.from_judge(raw, item_data)
+        elif question is not None and systems and question.supports(Capability.JUDGES_OUTPUTS):
+            raw = question.record_order(raw, systems)
         judged[qid] = raw
     return judged
 

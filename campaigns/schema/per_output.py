@@ -8,7 +8,7 @@ stored keyed by system, with the shown order:
     {"order": ["sys-b", "sys-a"], "by_system": {"sys-b": 4, "sys-a": 2}}
 
 and each system's answer is the wrapped kind's own answer, validated by the kind against that
-output (`output_data`: the item with the output's text as `output`). Every method of the kind
+output (`with_text`: the item with the output's text as `output`). Every method of the kind
 contract is answered here, delegating to the kind per output, so a kind gains per-output
 questions without a line of its own (tests/schema/test_per_output.py checks that no contract
 method is inherited unwrapped).
@@ -39,6 +39,8 @@ KEPT = frozenset({Capability.AGREEMENT, Capability.LLM_JUDGE, Capability.OPTION_
                   Capability.DASHBOARD})
 ADDED = frozenset({Capability.ATOMIC_PARTS, Capability.SIZED_BY_ANSWERS,
                    Capability.JUDGES_OUTPUTS})
+# The settings that repeat a question; its wrapped copy has none of them.
+UNREPEATED = {"for_each_output": False, "for_each_turn": None, "turn": None}
 
 
 def output_label(position: int) -> str:
@@ -52,9 +54,10 @@ def output_text(output: Any) -> str:
     return plain_output_text(output, roles)
 
 
-def output_data(item_data: dict | None, output: Any) -> dict:
-    """The data a wrapped question reads for one output: the item with the output's text."""
-    return {**(item_data or {}), OUTPUT_TEXT: output_text(output)}
+def with_text(item_data: dict | None, text: str) -> dict:
+    """The data a wrapped question reads for one output or turn: the item with its text as
+    `output` (a spans question asked per output or turn marks `"field": "output"`)."""
+    return {**(item_data or {}), OUTPUT_TEXT: text}
 
 
 def shown_outputs(item_data: dict | None) -> list[dict]:
@@ -66,6 +69,7 @@ class PerOutput:
     """The per-output behaviour, mixed in before the kind's class (per_output_class)."""
 
     template: ClassVar[str] = "campaigns/questions/per_output.html"
+    added: ClassVar[frozenset[Capability]] = ADDED
     widget_reads_item: ClassVar[bool] = True
     answer_reads_item: ClassVar[bool] = True
     part_errors: ClassVar[bool] = True
@@ -73,8 +77,30 @@ class PerOutput:
     @cached_property
     def inner(self) -> BaseQuestion:
         """The same question asked of one text (the kind's own class and settings)."""
-        kind = type(self).__mro__[2]
-        return kind.model_validate({**self.model_dump(), "for_each_output": False})
+        kind = next(c for c in type(self).__mro__ if c.__name__ in _KIND_NAMES)
+        return kind.model_validate({**self.model_dump(), **UNREPEATED})
+
+    # What the question is asked of, and how the answer is keyed: the outputs, by system.
+    by_key: ClassVar[str] = BY_SYSTEM
+    order_key: ClassVar[str] = ORDER
+    key_part: ClassVar[str] = "system"
+    keys_are_systems: ClassVar[bool] = True
+
+    def targets(self, item_data: dict | None) -> list[tuple[str, str, str]]:
+        """(key, label, text) of each text the question is asked of, in the order shown."""
+        return [(o.get("system"), output_label(i), output_text(o))
+                for i, o in enumerate(shown_outputs(item_data))]
+
+    def target_order(self, raw: dict, item_data: dict | None) -> list[str]:
+        """The keys in the order the page showed (the posted order, the server's on a page)."""
+        systems = item_systems(item_data)
+        if not systems:
+            raise AnswerInvalid({self.id: "This item carries no outputs to rate."})
+        order = raw.get(ORDER, systems)
+        if not isinstance(order, list) or sorted(map(str, order)) != sorted(systems):
+            raise AnswerInvalid({f"{self.id}.order": "The order must name each of the item's "
+                                                     "systems once."})
+        return list(order)
 
     def supports(self, capability: Capability) -> bool:
         return capability in self.capabilities
@@ -83,7 +109,7 @@ class PerOutput:
 
     def is_empty(self, raw: Any) -> bool:
         if isinstance(raw, dict):
-            values = raw.get(BY_SYSTEM, raw.get(BY_POSITION))
+            values = raw.get(self.by_key, raw.get(BY_POSITION))
             values = values.values() if isinstance(values, dict) else values
             if isinstance(values, list | tuple) or hasattr(values, "__iter__"):
                 return all(self.inner.is_empty(v) for v in values)
@@ -109,61 +135,59 @@ class PerOutput:
         return {**recorded, ORDER: systems}
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> dict:
-        qid = self.id
-        if not isinstance(raw, dict) or set(raw) - {ORDER, BY_SYSTEM}:
-            raise AnswerInvalid({qid: 'Expected an object with the keys "by_system" (each '
-                                      'output\'s answer, keyed by system) and "order".'})
-        systems = item_systems(item_data)
-        if not systems:
-            raise AnswerInvalid({qid: "This item carries no outputs to rate."})
-        order = raw.get(ORDER, systems)
-        if not isinstance(order, list) or sorted(map(str, order)) != sorted(systems):
-            raise AnswerInvalid({f"{qid}.order": "The order must name each of the item's "
-                                                 "systems once."})
-        by_system = raw.get(BY_SYSTEM, {})
-        if not isinstance(by_system, dict) or set(by_system) - set(systems):
-            unknown = sorted(set(by_system) - set(systems)) if isinstance(by_system, dict) else []
-            raise AnswerInvalid({qid: "Answers must be keyed by the item's systems"
+        qid, by_key = self.id, self.by_key
+        if not isinstance(raw, dict) or set(raw) - {self.order_key, by_key}:
+            raise AnswerInvalid({qid: f'Expected an object with the keys "{by_key}" (each '
+                                      f'answer, keyed by {self.key_part}) and '
+                                      f'"{self.order_key}".'})
+        order = self.target_order(raw, item_data)
+        values = raw.get(by_key, {})
+        if not isinstance(values, dict) or set(values) - set(order):
+            unknown = sorted(set(values) - set(order)) if isinstance(values, dict) else []
+            raise AnswerInvalid({qid: f"Answers must be keyed by the item's {self.key_part}s"
                                       + (f"; unknown: {', '.join(unknown)}" if unknown else "")
                                       + "."})
-        outputs = {o.get("system"): o for o in shown_outputs(item_data)}
+        shown = {key: (label, text) for key, label, text in self.targets(item_data)}
         cleaned, errors = {}, {}
-        for position, system in enumerate(order):
-            value = by_system.get(system)
+        for position, key in enumerate(order):
+            value = values.get(key)
+            label, text = shown.get(key, (key, ""))
+            label = output_label(position) if self.keys_are_systems else label
             if self.inner.is_empty(value):
                 if self.required:
-                    errors[f"{qid}.o{position}"] = (f"Please answer this question for "
-                                                    f"{output_label(position)}.")
+                    errors[f"{qid}.o{position}"] = f"Please answer this question for {label}."
                 continue
             try:
-                cleaned[system] = self.inner.validate_answer(
-                    value, output_data(item_data, outputs.get(system)))
+                cleaned[key] = self.inner.validate_answer(value, with_text(item_data, text))
             except AnswerInvalid as exc:
-                errors.update({_at(key, qid, position): message
-                               for key, message in exc.errors.items()})
+                errors.update({_at(k, qid, position): message
+                               for k, message in exc.errors.items()})
         if errors:
             raise AnswerInvalid(errors)
-        return {ORDER: list(order), BY_SYSTEM: cleaned}
+        return {self.order_key: list(order), by_key: cleaned}
 
     def example_answer(self, item_data: dict | None, rng: random.Random) -> dict:
-        return {ORDER: item_systems(item_data), BY_SYSTEM: {
-            o["system"]: self.inner.example_answer(output_data(item_data, o), rng)
-            for o in shown_outputs(item_data)}}
+        targets = self.targets(item_data)
+        return {self.order_key: [key for key, _, _ in targets], self.by_key: {
+            key: self.inner.example_answer(with_text(item_data, text), rng)
+            for key, _, text in targets}}
 
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         """Per shown output: its label, text, the wrapped question's widget and errors."""
         value = value if isinstance(value, dict) else {}
-        by_system = value.get(BY_SYSTEM) if isinstance(value.get(BY_SYSTEM), dict) else {}
+        by_key = value.get(self.by_key) if isinstance(value.get(self.by_key), dict) else {}
         by_position = value.get(BY_POSITION) if isinstance(value.get(BY_POSITION), list) else []
         rows = []
-        for position, output in enumerate(shown_outputs(item_data)):
-            own = by_system.get(output.get("system")) if by_system else (
+        # An output rendered once per item (Markdown, a conversation) comes with its HTML.
+        htmls = ({o.get("system"): o.get("html") for o in shown_outputs(item_data)}
+                 if self.keys_are_systems else {})
+        for position, (key, label, text) in enumerate(self.targets(item_data)):
+            own = by_key.get(key) if by_key else (
                 by_position[position] if position < len(by_position) else None)
             own_errors = _errors_at(errors, position, self.inner.id)
-            rows.append({"position": position, "label": output_label(position),
-                         "text": output_text(output), "html": output.get("html"),
-                         "errors": own_errors, "value": own,
-                         "extra": self.inner.widget(own, output_data(item_data, output),
+            rows.append({"position": position, "label": label, "text": text,
+                         "html": htmls.get(key), "errors": own_errors, "value": own,
+                         "extra": self.inner.widget(own, with_text(item_data, text),
                                                     own_errors)})
         return {"outputs": rows}
 
@@ -186,29 +210,31 @@ class PerOutput:
     def output_atoms(self, answer: Any) -> list[tuple[str, str, Any]]:
         """(system, part, value) for each output's atoms, in the shown order: what the
         analysis and csv-long read, each output's answer as its system's rating."""
-        if not isinstance(answer, dict) or not isinstance(answer.get(BY_SYSTEM), dict):
+        if not isinstance(answer, dict) or not isinstance(answer.get(self.by_key), dict):
             return []
-        by_system = answer[BY_SYSTEM]
-        order = answer.get(ORDER) if isinstance(answer.get(ORDER), list) else list(by_system)
-        return [(system, part, value) for system in order if system in by_system
-                for part, value in self.inner.atoms(by_system[system])]
+        values = answer[self.by_key]
+        order = answer.get(self.order_key)
+        order = order if isinstance(order, list) else list(values)
+        return [(key, part, value) for key in order if key in values
+                for part, value in self.inner.atoms(values[key])]
 
     def atoms(self, answer: Any) -> list[tuple[str, Any]]:
-        order = answer.get(ORDER) or list(answer[BY_SYSTEM])
+        values = answer[self.by_key]
+        order = answer.get(self.order_key) or list(values)
         atoms: list[tuple[str, Any]] = []
-        for n, system in enumerate(order, start=1):
-            atoms.append((f"{n}.system", system))
-            if system in answer[BY_SYSTEM]:
+        for n, key in enumerate(order, start=1):
+            atoms.append((f"{n}.{self.key_part}", key))
+            if key in values:
                 atoms += [(_joined(n, part), value)
-                          for part, value in self.inner.atoms(answer[BY_SYSTEM][system])]
+                          for part, value in self.inner.atoms(values[key])]
         return atoms
 
     def parts(self, item_data: dict | None = None) -> list[str]:
-        return self.parts_for(len(item_systems(item_data)) if item_data is not None else 0)
+        return self.parts_for(len(self.targets(item_data)) if item_data is not None else 0)
 
     def parts_for(self, n: int) -> list[str]:
         inner = self.inner.parts()
-        return [p for i in range(1, n + 1) for p in (f"{i}.system",
+        return [p for i in range(1, n + 1) for p in (f"{i}.{self.key_part}",
                                                      *(_joined(i, part) for part in inner))]
 
     def sql_parts(self, answer_sql: str, parts: list[str]) -> None:
@@ -232,13 +258,16 @@ class PerOutput:
     # --- option renames, dashboard ----------------------------------------------------------
 
     def rename_value(self, answer: Any, old: str, new: str) -> Any:
-        if not isinstance(answer, dict) or not isinstance(answer.get(BY_SYSTEM), dict):
+        if not isinstance(answer, dict) or not isinstance(answer.get(self.by_key), dict):
             return answer
-        return {**answer, BY_SYSTEM: {s: self.inner.rename_value(v, old, new)
-                                      for s, v in answer[BY_SYSTEM].items()}}
+        return {**answer, self.by_key: {s: self.inner.rename_value(v, old, new)
+                                        for s, v in answer[self.by_key].items()}}
 
     def dashboard_rows(self, reader: AnswerReader) -> Any:
-        return self.inner.dashboard_rows(_PerSystemReader(reader, self.id))
+        if not self.keys_are_systems:  # turns: each answer counts for its item's system
+            return self.inner.dashboard_rows(_PerSystemReader(reader, self.id, self.by_key,
+                                                              own_system=False))
+        return self.inner.dashboard_rows(_PerSystemReader(reader, self.id, self.by_key))
 
     def dashboard_count(self, value: Any, counter: Counter, n: int) -> None:
         self.inner.dashboard_count(value, counter, n)
@@ -249,55 +278,58 @@ class PerOutput:
     # --- LLM judges: the outputs in the item's order, labelled as on the page ---------------
 
     def prompt_section(self, item_data: dict | None) -> str:
-        sections = [f"{prompt_heading(self)}\nAnswer this question once for each response "
+        sections = [f"{prompt_heading(self)}\nAnswer this question once for each text "
                     "below, under its label."]
-        for position, output in enumerate(shown_outputs(item_data)):
-            inner = self.inner.prompt_section(output_data(item_data, output))
-            sections.append(f"#### {output_label(position)}\n{output_text(output)}\n\n"
+        for _, label, text in self.targets(item_data):
+            inner = self.inner.prompt_section(with_text(item_data, text))
+            sections.append(f"#### {label}\n{text}\n\n"
                             f"{inner.split(chr(10), 1)[1] if chr(10) in inner else ''}".rstrip())
         return "\n\n".join(sections)
 
     def prompt_answer(self, item_data: dict | None) -> str:
-        labels = [output_label(i) for i in range(len(shown_outputs(item_data)))]
-        return (f"an object keyed by response label ({', '.join(labels)}), each value "
+        labels = [label for _, label, _ in self.targets(item_data)]
+        return (f"an object keyed by label ({', '.join(labels)}), each value "
                 f"{self.inner.prompt_answer(item_data)}")
 
     def json_schema(self, item_data: dict | None) -> dict:
         """What a judge returns: one answer per response label (the systems and their order
         are the server's: never asked of the judge)."""
-        outputs = shown_outputs(item_data) if item_data is not None else []
-        labels = [output_label(i) for i in range(len(outputs))] if outputs else list(
-            map(output_label, range(MAX_POSITIONS)))
-        properties = {label: self.inner.json_schema(
-            output_data(item_data, outputs[i]) if outputs else None)
-            for i, label in enumerate(labels)}
+        targets = self.targets(item_data) if item_data is not None else []
+        if not targets:
+            return {"type": "object", "additionalProperties": self.inner.json_schema(None)}
+        properties = {label: self.inner.json_schema(with_text(item_data, text))
+                      for _, label, text in targets}
         return {"type": "object", "properties": properties,
-                "required": labels if (outputs and self.required) else [],
+                "required": list(properties) if self.required else [],
                 "additionalProperties": False}
 
-    def from_judge(self, parsed: Any, systems: list[str]) -> Any:
-        """A judge's answer keyed by response label as a raw answer keyed by system (the
-        prompt showed the outputs in `systems` order)."""
+    def from_judge(self, parsed: Any, item_data: dict | None) -> Any:
+        """A judge's answer keyed by label as a raw answer keyed by system or turn, in the
+        order the prompt showed (the item's)."""
+        targets = self.targets(item_data)
+        order = [key for key, _, _ in targets]
         if not isinstance(parsed, dict):
             return parsed
-        labels = {output_label(i): system for i, system in enumerate(systems)}
-        unknown = set(parsed) - set(labels)
-        if unknown:
-            return {BY_SYSTEM: parsed, ORDER: systems}  # refused by validate_answer
-        return {ORDER: systems, BY_SYSTEM: {labels[k]: v for k, v in parsed.items()}}
+        labels = {label: key for key, label, _ in targets}
+        if set(parsed) - set(labels):
+            return {self.by_key: parsed, self.order_key: order}  # refused by validate_answer
+        return {self.order_key: order, self.by_key: {labels[k]: v for k, v in parsed.items()}}
 
 
 class _PerSystemReader:
-    """An AnswerReader over each output's answer, with its system (for the dashboard)."""
+    """An AnswerReader over each output's (or turn's) answer, with its system (for the
+    dashboard): the output's, or the item's for a turn."""
 
-    def __init__(self, reader: AnswerReader, question_id: str):
+    def __init__(self, reader: AnswerReader, question_id: str, by_key: str,
+                 own_system: bool = True):
         self.reader, self.question_id = reader, question_id
+        self.by_key, self.own_system = by_key, own_system
 
     def answers(self, question_id: str) -> Any:
-        for _, answer, n in self.reader.answers(self.question_id):
-            by_system = answer.get(BY_SYSTEM) if isinstance(answer, dict) else None
-            for system, value in (by_system or {}).items():
-                yield system, value, n
+        for item_system, answer, n in self.reader.answers(self.question_id):
+            values = answer.get(self.by_key) if isinstance(answer, dict) else None
+            for key, value in (values or {}).items():
+                yield (key if self.own_system else item_system), value, n
 
     def values(self, question_id: str, part: str = "") -> list[tuple[str, Any, int]]:
         counts: Counter = Counter()
@@ -322,6 +354,9 @@ class _PerSystemReader:
         return [(system, totals[system], counts[system]) for system in totals]
 
 
+_KIND_NAMES: set[str] = set()
+
+
 def _joined(position: int, part: str) -> str:
     return f"{position}.{part}" if part else str(position)
 
@@ -344,16 +379,11 @@ def _errors_at(errors: dict[str, str], position: int, question_id: str) -> dict[
 
 
 @cache
-def per_output_class(kind: type[BaseQuestion]) -> type[BaseQuestion]:
-    """The kind's class asked once per output (one class per kind, made once)."""
-    capabilities = (kind.capabilities & KEPT) | ADDED
-    return type(f"PerOutput{kind.__name__}", (PerOutput, kind),
-                {"__module__": __name__, "capabilities": capabilities,
+def repeated_class(kind: type[BaseQuestion], wrapper: type) -> type[BaseQuestion]:
+    """The kind's class asked once per output or turn (one class per kind, made once)."""
+    _KIND_NAMES.add(kind.__name__)
+    capabilities = (kind.capabilities & KEPT) | wrapper.added
+    return type(f"{wrapper.__name__}{kind.__name__}", (wrapper, kind),
+                {"__module__": wrapper.__module__, "capabilities": capabilities,
                  "__annotations__": {}})
 
-
-def per_output(question: BaseQuestion) -> BaseQuestion:
-    """The question as parsed, wrapped when it says `for_each_output`."""
-    if not getattr(question, "for_each_output", False) or isinstance(question, PerOutput):
-        return question
-    return per_output_class(type(question)).model_validate(question.model_dump())

@@ -23,9 +23,9 @@ from ..schema import SchemaInvalid, SchemaIssue, parse_questions, parse_schema
 from .schema_changes import schema_change_issues
 
 CONFIG_FIELDS = (
-    "name", "description", "status", "schema", "instructions", "examples", "consent_text",
-    "intake_questions", "language", "language_from_browser", "items_per_assignment",
-    "annotations_per_item",
+    "name", "description", "status", "schema", "instructions", "examples", "judge_instructions",
+    "consent_text", "intake_questions", "language", "language_from_browser",
+    "items_per_assignment", "annotations_per_item",
     "assignment_timeout_minutes", "max_assignments_per_worker",
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
     "completion_code", "completion_redirect_url", "source",

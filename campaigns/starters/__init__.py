@@ -30,7 +30,8 @@ FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
 # Settings a template carries into a new campaign; a seed's study codes stay behind.
 CARRIED_SETTINGS = ("items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                     "max_assignments_per_worker", "attention_checks_per_assignment",
-                    "gold_items_per_assignment", "intake_questions", "consent_text")
+                    "gold_items_per_assignment", "intake_questions", "consent_text",
+                    "judge_instructions")
 
 
 class StarterNotFound(ServiceError):

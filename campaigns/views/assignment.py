@@ -289,6 +289,7 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
 
 def _finish(request: HttpRequest, assignment: Assignment, *, message: str = "",
             status: int = 200, page_url: str = "") -> HttpResponse:
+    activate_worker_language(request, assignment.campaign)  # also when it answers a save
     entries = assignment_entries(assignment=assignment)
     complete = bool(entries) and all(e.answered for e in entries)
     # Work fully saved before the deadline passed can still be handed in (the engine allows
@@ -327,6 +328,7 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
 def _done(request: HttpRequest, assignment: Assignment, *, page_url: str = "") -> HttpResponse:
     """The done page of a submitted assignment (`page_url` when it answers a POST)."""
     campaign = assignment.campaign
+    activate_worker_language(request, campaign)  # also when it answers the final save
     code = assignment.completion_code or completion_code_for(assignment)
     context = {"campaign": campaign, "assignment": assignment, "code": code,
                "page_url": page_url}

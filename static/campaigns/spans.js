@@ -17,13 +17,20 @@
 
   // Spans kept open in an editor are not lost by a careless submit: capture runs before the
   // form's own submit handler (which locks the form).
+  // A question left without spans is asked about once ("No errors in this text?") unless
+  // the worker ticked "No errors": a single careless click must not save "no errors".
   if (sets.length) {
     document.addEventListener("submit", function (event) {
       var open = Array.prototype.find.call(sets, function (set) { return set.spansPending(); });
-      if (open) {
+      var unsure = Array.prototype.find.call(sets, function (set) { return set.spansUnsure(); });
+      if (open || unsure) {
         event.preventDefault();
         event.stopImmediatePropagation();
+      }
+      if (open) {
         open.spansWarn(t("Mark the selected span (or cancel it) before saving."));
+      } else if (unsure) {
+        unsure.spansAsk();
       }
     }, true);
   }
@@ -67,6 +74,20 @@
     var editing = -1;     // the index of the span being edited, or -1
 
     set.spansPending = function () { return pending !== null; };
+    var noErrors = set.querySelector(".spans-no-errors-box");
+    var confirmNote = set.querySelector(".spans-confirm");
+    var asked = false;
+    set.spansUnsure = function () {
+      return !asked && spans.length === 0 && !(noErrors && noErrors.checked);
+    };
+    set.spansAsk = function () {
+      asked = true;
+      confirmNote.hidden = false;
+      (noErrors || box).focus();
+    };
+    if (noErrors) {
+      noErrors.addEventListener("change", function () { confirmNote.hidden = true; });
+    }
     set.spansWarn = function (message) {
       show(message);
       (radios.find(function (r) { return r.checked; }) || radios[0]).focus();
@@ -108,7 +129,8 @@
     }
 
     function tokenAt(cp) {
-      return tokens.findIndex(function (t) { return t.start <= cp && cp < t.end; });
+      var t = firstToken(cp);
+      return t < tokens.length && tokens[t].start <= cp ? t : -1;
     }
 
     function severityRank(value) {
@@ -122,31 +144,111 @@
 
     // --- drawing ----------------------------------------------------------------------------
 
-    function render() {
-      var cuts = [0, n, caret];
-      tokens.forEach(function (t) { cuts.push(t.start); });
+    // The text is drawn as one element per piece between cuts (word boundaries, span and
+    // selection edges, the caret). render() draws it all (the spans changed); update() redraws
+    // only the pieces around what a key changed (the caret, the selection's edges), so a key
+    // costs the same on a 3,000-word text as on a sentence.
+    var starts = [];                        // each drawn piece's start, in order
+    var drawn = { caret: 0, pending: null }; // what the pieces show
+
+    function cutsIn(from, to) {
+      var cuts = [from, to];
+      var t = firstToken(from);
+      for (; t < tokens.length && tokens[t].start < to; t++) { cuts.push(tokens[t].start); }
       spans.forEach(function (s) { cuts.push(s.start, s.end); });
       if (pending) { cuts.push(pending.start, pending.end); }
-      cuts = cuts.filter(function (c, i) { return cuts.indexOf(c) === i; })
-        .sort(function (a, b) { return a - b; });
+      cuts.push(caret);
+      cuts = cuts.filter(function (c) { return c >= from && c <= to; });
+      cuts.sort(function (a, b) { return a - b; });
+      return cuts.filter(function (c, i) { return i === 0 || c !== cuts[i - 1]; });
+    }
+
+    function pieces(cuts) {
+      var out = [];
+      for (var i = 0; i + 1 < cuts.length; i++) { out.push(segment(cuts[i], cuts[i + 1])); }
+      return out;
+    }
+
+    function render() {
+      var cuts = cutsIn(0, n);
       var fragment = document.createDocumentFragment();
-      for (var i = 0; i + 1 < cuts.length; i++) {
-        fragment.appendChild(segment(cuts[i], cuts[i + 1]));
-      }
+      pieces(cuts).forEach(function (el) { fragment.appendChild(el); });
+      starts = cuts.slice(0, -1);
       var end = document.createElement("span");
       end.dataset.start = String(n);
       end.className = "spans-end" + (caret === n ? " spans-caret" : "");
       fragment.appendChild(end);
       box.replaceChildren(fragment);
+      drawn = { caret: caret, pending: pending && { start: pending.start, end: pending.end } };
       drawList();
     }
 
+    function redraw(a, b) {
+      // The pieces from the one holding a-1 to the one holding b, drawn again.
+      var i = Math.max(0, upper(starts, a - 1) - 1);
+      var j = upper(starts, b);
+      var from = starts[i], to = j < starts.length ? starts[j] : n;
+      var cuts = cutsIn(from, to);
+      var old = Array.prototype.slice.call(box.children, i, j);
+      if (cuts.length === old.length + 1 && old.every(function (el, k) {
+        return starts[i + k] === cuts[k];
+      })) {
+        // The same pieces: only their classes change (a repaint, no new layout of the text).
+        old.forEach(function (el, k) { dress(el, cuts[k], cuts[k + 1]); });
+        return;
+      }
+      var fresh = pieces(cuts);
+      old[0].replaceWith.apply(old[0], fresh);
+      for (var k = 1; k < old.length; k++) { old[k].remove(); }
+      Array.prototype.splice.apply(starts, [i, j - i].concat(cuts.slice(0, -1)));
+    }
+
+    function update() {
+      var regions = [[drawn.caret, drawn.caret], [caret, caret]];
+      var was = drawn.pending, now = pending;
+      if (was && now) {
+        regions.push([Math.min(was.start, now.start), Math.max(was.start, now.start)],
+                     [Math.min(was.end, now.end), Math.max(was.end, now.end)]);
+      } else if (was || now) {
+        regions.push([(was || now).start, (was || now).end]);
+      }
+      regions.sort(function (x, y) { return x[0] - y[0]; });
+      var merged = [];
+      regions.forEach(function (r) {
+        var last = merged[merged.length - 1];
+        if (last && r[0] <= last[1] + 1) { last[1] = Math.max(last[1], r[1]); } else {
+          merged.push([r[0], r[1]]);
+        }
+      });
+      merged.forEach(function (r) { redraw(r[0], r[1]); });
+      box.lastElementChild.classList.toggle("spans-caret", caret === n);
+      drawn = { caret: caret, pending: pending && { start: pending.start, end: pending.end } };
+    }
+
+    function upper(list, value) {  // the index of the first entry above value
+      var lo = 0, hi = list.length;
+      while (lo < hi) { var mid = (lo + hi) >> 1; if (list[mid] <= value) { lo = mid + 1; } else { hi = mid; } }
+      return lo;
+    }
+
+    function firstToken(cp) {  // the index of the first token ending after cp
+      var lo = 0, hi = tokens.length;
+      while (lo < hi) { var mid = (lo + hi) >> 1; if (tokens[mid].end <= cp) { lo = mid + 1; } else { hi = mid; } }
+      return lo;
+    }
+
     function segment(a, b) {
-      var covering = [];
-      spans.forEach(function (s, i) { if (s.start <= a && b <= s.end) { covering.push(i); } });
-      var el = document.createElement(covering.length ? "mark" : "span");
+      var covered = spans.some(function (s) { return s.start <= a && b <= s.end; });
+      var el = document.createElement(covered ? "mark" : "span");
       el.dataset.start = String(a);
       el.textContent = slice(a, b);
+      dress(el, a, b);
+      return el;
+    }
+
+    function dress(el, a, b) {
+      var covering = [];
+      spans.forEach(function (s, i) { if (s.start <= a && b <= s.end) { covering.push(i); } });
       var classes = [];
       if (covering.length) {
         var rank = Math.max.apply(null, covering.map(function (i) {
@@ -160,7 +262,6 @@
       if (pending && pending.start <= a && b <= pending.end) { classes.push("spans-pending"); }
       if (a === caret) { classes.push("spans-caret"); }
       el.className = classes.join(" ");
-      return el;
     }
 
     function drawList() {
@@ -217,13 +318,37 @@
       if (editing < 0 && !radios.some(function (r) { return r.checked; }) && category) {
         category.value = "";
       }
-      render();
+      update();
+      window.requestAnimationFrame(place);  // after the text is drawn: no layout forced here
       announce(t(category ? "Selected: %(text)s. Choose a severity and a category."
                           : "Selected: %(text)s. Choose a severity.", { text: quote.textContent }));
       if (focusEditor) {
-        (radios.find(function (r) { return r.checked; }) || radios[0]).focus();
+        (radios.find(function (r) { return r.checked; }) || radios[0]).focus({
+          preventScroll: true });
       }
     }
+
+    // The editor opens next to the selection (below it, else above it) and always inside the
+    // viewport: on a long text, below the text would be screens away from the marked words.
+    function place() {
+      var marks = box.querySelectorAll(".spans-pending");
+      var last = marks.length ? marks[marks.length - 1] : box;
+      if (last.scrollIntoView && marks.length) { last.scrollIntoView({ block: "nearest" }); }
+      if (editor.hidden) { return; }
+      var at = last.getBoundingClientRect();
+      var gap = 8;
+      var width = Math.min(editor.offsetWidth || 480, window.innerWidth - 2 * gap);
+      var height = Math.min(editor.offsetHeight, window.innerHeight - 2 * gap);
+      var top = at.bottom + gap;
+      if (top + height > window.innerHeight - gap) {
+        top = at.top - height - gap >= gap ? at.top - height - gap
+          : window.innerHeight - height - gap;
+      }
+      var left = Math.max(gap, Math.min(at.left, window.innerWidth - width - gap));
+      editor.style.top = Math.max(gap, top) + "px";
+      editor.style.left = left + "px";
+    }
+    window.addEventListener("resize", function () { if (!editor.hidden) { place(); } });
 
     function close(refocus) {
       pending = null;
@@ -233,7 +358,7 @@
       editor.hidden = true;
       radios.forEach(function (r) { r.checked = false; });
       show("");
-      render();
+      update();
       if (refocus) { box.focus(); }
     }
 
@@ -250,11 +375,16 @@
       var gone = spans.splice(i, 1)[0];
       write();
       close(false);
+      render();
       announce(t("Deleted the span \u201c%(text)s\u201d.", { text: slice(gone.start, gone.end) }));
       if (refocus) { box.focus(); }
     }
 
     function save() {
+      if (!slice(pending.start, pending.end).trim()) {
+        show(t("A span must mark a word or more, not only spaces."));
+        return;
+      }
       var checked = radios.find(function (r) { return r.checked; });
       if (!checked) { show(t("Choose a severity.")); radios[0].focus(); return; }
       var chosen = category ? category.value : "";
@@ -278,9 +408,15 @@
       caret = span.end;
       var keyboard = editor.contains(document.activeElement);
       close(keyboard);
+      render();
+      if (noErrors) { noErrors.checked = false; }
+      confirmNote.hidden = true;
       announce(t(spans.length === 1 ? "Marked \u201c%(text)s\u201d as %(label)s. 1 span marked."
                                      : "Marked \u201c%(text)s\u201d as %(label)s. %(n)s spans marked.",
-                 { text: slice(span.start, span.end), label: describe(span), n: spans.length }));
+                 { text: slice(span.start, span.end), label: describe(span), n: spans.length }) +
+               " " + spans.map(function (s) {
+                 return "\u201c" + slice(s.start, s.end) + "\u201d, " + describe(s);
+               }).join("; ") + ".");
     }
 
     editor.addEventListener("click", function (event) {
@@ -426,15 +562,19 @@
         if (event.shiftKey) {
           keyAnchor = keyAnchor === null ? caret : keyAnchor;
           caret = to;
-          if (keyAnchor === caret) { pending = null; render(); return; }
+          if (keyAnchor === caret) { pending = null; update(); return; }
           select(trimmed(Math.min(keyAnchor, caret), Math.max(keyAnchor, caret)), false);
         } else {
           keyAnchor = null;
           caret = to;
-          if (editing < 0 && pending) { close(false); } else { render(); }
+          if (editing < 0 && pending) { close(false); } else { update(); }
           var at = tokenAt(caret);
-          announce(caret === n ? t("End of text") : at >= 0 && !tokens[at].space
-            ? slice(tokens[at].start, tokens[at].end) : t("space"));
+          var word = caret === n ? t("End of text") : at >= 0 && !tokens[at].space
+            ? slice(tokens[at].start, tokens[at].end) : t("space");
+          var marked = spans.filter(function (s) { return s.start <= caret && caret < s.end; });
+          announce(marked.length ? t("%(text)s, marked %(labels)s",
+                                     { text: word, labels: marked.map(describe).join("; ") })
+                                 : word);
         }
       } else if (key === "Enter") {
         event.preventDefault();

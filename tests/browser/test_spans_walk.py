@@ -96,7 +96,13 @@ def finish(page, assignment):
 @pytest.mark.parametrize("size", list(SIZES))
 def test_a_worker_walks_an_esa_campaign_to_the_completion_code(browser, live_server, size):
     context, page, assignment = start_walk(browser, live_server, size, ESA_SCHEMA, f"esa-{size}")
-    # No score yet: refused by the server, nothing stored, the page comes back working.
+    # No span and "No errors" not ticked: the page asks once, and stores nothing.
+    page.locator("button[data-submit]").click()
+    expect(page.locator(".spans-confirm")).to_be_visible()
+    assert "No errors in this text?" in page.locator(".spans-confirm").inner_text()
+    assert not Annotation.objects.exists()
+    # Saved again, it goes; no score yet: refused by the server, nothing stored, the page
+    # comes back working.
     save(page)
     assert page.locator("form.answers .has-error").count() == 1
     assert not Annotation.objects.exists()
@@ -111,7 +117,7 @@ def test_a_worker_walks_an_esa_campaign_to_the_completion_code(browser, live_ser
     pick(page, size, editor(page).get_by_role("button", name="Mark span"))
     assert editor(page).is_hidden()
     expect(page.locator(".q-spans [role=status]")).to_have_text(
-        "Marked “bellt laut” as Major. 1 span marked.")  # what a screen reader hears
+        "Marked “bellt laut” as Major. 1 span marked: “bellt laut”, Major.")  # read aloud
     for w in ("Katze", "und"):
         pick(page, size, word(page, FIRST, w))
         pick(page, size, editor(page).get_by_text("Minor"))
@@ -178,7 +184,9 @@ def test_a_worker_walks_an_mqm_campaign_to_the_completion_code(browser, live_ser
     pick(page, size, editor(page).get_by_role("button", name="Mark span"))
     # A selection left open is not lost by saving: the page asks to mark or cancel it.
     pick(page, size, word(page, FIRST, "Katze"))
-    page.locator("button[data-submit]").click()
+    # (The editor floats over the page next to the selection: the form is sent as Enter in a
+    # field would send it.)
+    page.locator("button[data-submit]").evaluate("b => b.form.requestSubmit(b)")
     assert "Mark the selected span" in editor(page).locator(".spans-problem").inner_text()
     os.makedirs(SHOTS, exist_ok=True)
     page.screenshot(path=f"{SHOTS}/spans-mqm-editor-{size}.png", full_page=True)

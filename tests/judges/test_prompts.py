@@ -100,6 +100,20 @@ def test_a_researchers_template_renders_the_items_fields_without_escaping(all_se
     assert '"coherence": one of the integers 1, 2, 3, 4, 5' in preview.prompt
 
 
+def test_a_campaign_may_give_judges_their_own_instructions(all_seeds):
+    campaign = all_seeds["movie-continuation"]
+    item = campaign.items.filter(control="").first()
+    campaign.instructions = "Rate each story. You are paid on Prolific; press Next."
+    campaign.save()
+    assert "You are paid on Prolific" in judge_prompt_preview(_judge(campaign), item).prompt
+    campaign.judge_instructions = "Rate the continuation's coherence and fluency."
+    campaign.save()
+    prompt = judge_prompt_preview(judge_create(campaign=campaign, name="second", model="m"),
+                                  item).prompt
+    assert "# Instructions\n\nRate the continuation's coherence and fluency." in prompt
+    assert "Prolific" not in prompt and "press Next" not in prompt
+
+
 @pytest.mark.parametrize("template", [
     "{% include 'admin/base.html' %}", "{% load static %}{% static 'x' %}",
     "{% extends 'admin/base.html' %}", "{% debug %}", "{% if %}",

@@ -142,6 +142,8 @@ def test_a_span_may_be_given_by_its_text_alone_when_it_occurs_once():
                                         '"severity" and "category".'),
     ("Hund", 'expected an object with "start", "end", "text", "severity" and "category".'),
     ({"end": 8, "text": "Hund", "severity": "minor"}, "give start with end."),
+    ({"start": 3, "end": 4, "text": " ", "severity": "minor"},
+     "a span must mark a word or more, not only white space."),
 ])
 def test_a_bad_span_is_refused_naming_it_and_why(entry, message):
     with pytest.raises(AnswerInvalid) as exc:

@@ -191,6 +191,8 @@ class SpansQuestion(BaseQuestion):
         if text[start:end] != quoted:
             return None, (f"the text at {start}-{end} is “{_short(text[start:end])}”, "
                           f"not “{_short(quoted)}”.")
+        if not quoted.strip():
+            return None, "a span must mark a word or more, not only white space."
         severity = entry.get("severity")
         values = [s.value for s in self.severities]
         if severity in (None, ""):
@@ -292,6 +294,7 @@ class SpansQuestion(BaseQuestion):
             "categories": [{"value": c.value, "label": c.label, "description": c.description}
                            for c in self.categories],
             "errors": [m for k, m in sorted(errors.items()) if k],
+            "no_errors": value == [],  # answered before, with no span: "no errors"
         }
 
     # --- exports: the spans as JSON, how many, and how many of each severity ----------------

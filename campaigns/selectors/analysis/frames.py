@@ -21,7 +21,7 @@ from ...schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
 FRAME_COLUMNS = [
     "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
     "question", "part", "value", "seconds", "control", "control_passed", "gold",
-    "gold_tolerance", "bad_reference", "rated", "level", "of_output",
+    "gold_tolerance", "bad_reference", "rated", "level", "of_output", "turn",
 ]
 LLM = Worker.Platform.LLM
 BASE_COLUMNS = ["annotation", "item", "worker", "seconds", "control_passed"]
@@ -120,7 +120,7 @@ def _long_rows(base: pd.DataFrame, fields, slow) -> pd.DataFrame:
         keep = column.notna().to_numpy()
         parts.append(base.loc[keep, BASE_COLUMNS].assign(
             question=q.id, part=part, value=_typed(column[keep], level).to_numpy(),
-            rated=level is not None, level=level, of_output=None))
+            rated=level is not None, level=level, of_output=None, turn=None))
     if slow:
         records = []
         for index, answers in enumerate(base["answers"]):
@@ -129,27 +129,30 @@ def _long_rows(base: pd.DataFrame, fields, slow) -> pd.DataFrame:
                 if answers.get(q.id) is not None:
                     records += _answer_records(index, q, answers[q.id])
         if records:
-            idx, qid, part, value, rated, level, system = zip(*records, strict=True)
+            idx, qid, part, value, rated, level, system, turn = zip(*records, strict=True)
             parts.append(base.iloc[list(idx)][BASE_COLUMNS].assign(
                 question=qid, part=part, value=pd.Series(value, dtype=object).to_numpy(),
-                rated=rated, level=level, of_output=system))
+                rated=rated, level=level, of_output=system, turn=turn))
     if not parts:
         return base[BASE_COLUMNS].assign(question=None, part=None, value=None, rated=False,
-                                         level=None, of_output=None)[:0]
+                                         level=None, of_output=None, turn=None)[:0]
     return pd.concat(parts, ignore_index=True)
 
 
 def _answer_records(index: int, q, answer) -> list[tuple]:
     """One answer's atoms as frame records; a question asked per output gives each output's
-    atoms with its system (that system's rating)."""
-    atoms = (q.output_atoms(answer) if q.for_each_output
+    atoms with its system (that system's rating), one asked per turn each turn's with its
+    index (a rating of the item's system)."""
+    repeated = q.for_each_output or q.for_each_turn
+    atoms = (q.output_atoms(answer) if repeated
              else [(None, part, value) for part, value in q.atoms(answer)])
     records = []
-    for system, part, value in atoms:
+    for key, part, value in atoms:
         level = _level(q, part)
         if level in NUMERIC and value is not None:
             value = float(value)  # as the path columns: numbers are floats
-        records.append((index, q.id, part, value, level is not None, level, system))
+        system, turn = (key, None) if q.for_each_output else (None, key)
+        records.append((index, q.id, part, value, level is not None, level, system, turn))
     return records
 
 
@@ -231,15 +234,18 @@ def _systems(frame: pd.DataFrame, of_items) -> object:
 
 
 def output_units(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with `item` made "<item>/<system>" for per-output ratings: each output of an
-    item is its own unit (of agreement, of a judge's alignment), else two systems' ratings of
-    one item would read as two ratings of one unit."""
+    """The frame with `item` made "<item>/<system>" for per-output ratings and "<item>#<turn>"
+    for per-turn ones: each output or turn of an item is its own unit (of agreement, of a
+    judge's alignment), else two ratings of one item would read as two ratings of one unit."""
     of_output = frame["of_output"].notna().to_numpy()
-    if not of_output.any():
+    of_turn = frame["turn"].notna().to_numpy()
+    if not (of_output.any() or of_turn.any()):
         return frame
     item = frame["item"].astype(object).copy()
     item[of_output] = (frame.loc[of_output, "item"].astype(str) + "/"
                        + frame.loc[of_output, "system"].astype(str))
+    item[of_turn] = (frame.loc[of_turn, "item"].astype(str) + "#"
+                     + frame.loc[of_turn, "turn"].astype(str))
     return frame.assign(item=item.to_numpy())
 
 
