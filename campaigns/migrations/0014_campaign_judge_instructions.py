@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('campaigns', '0012_background_job_waiting'),
+        ('campaigns', '0013_screening_language_reading_floor'),
     ]
 
     operations = [
