@@ -74,8 +74,8 @@ def _charts(statistics: dict) -> dict:
     }
 
 
-ALIGNMENT_FIGURES = ("exact", "kappa", "kappa_weighted", "alpha", "pearson", "spearman",
-                     "kendall")
+ALIGNMENT_FIGURES = ("exact", "kappa", "kappa_weighted", "kappa_quadratic", "alpha", "pearson",
+                     "spearman", "kendall")
 
 
 def _alignment(rows: list[dict]) -> list[dict]:

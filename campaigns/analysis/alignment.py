@@ -14,7 +14,8 @@ from .agreement import alpha_from_counts, bootstrap_alphas, value_counts
 from .judges import human_consensus
 
 KEYS = ["question", "part"]
-FIGURES = ["exact", "kappa", "kappa_weighted", "alpha", "pearson", "spearman", "kendall"]
+FIGURES = ["exact", "kappa", "kappa_weighted", "kappa_quadratic", "alpha", "pearson", "spearman",
+           "kendall"]
 COLUMNS = (["judge", "question", "part", "level", "n"]
            + [c for f in FIGURES for c in (f, f"{f}_ci_low", f"{f}_ci_high")]
            + ["top_share_judge", "top_share_human", "mean_judge", "mean_human",
@@ -61,22 +62,26 @@ def failed_outputs(judged: pd.DataFrame, minima: dict) -> pd.DataFrame:
 
 
 def cohen_kappa(a: np.ndarray, b: np.ndarray, categories: np.ndarray,
-                weighted: bool = False) -> np.ndarray:
+                weighted: bool = False, quadratic: bool = False) -> np.ndarray:
     """Cohen's kappa of rows a[B, n] and b[B, n] (category indices); linear weights
-    |i - j| / (k - 1) when `weighted` (Cohen 1968)."""
+    |i - j| / (k - 1) when `weighted`, quadratic ((i - j) / (k - 1))^2 when `quadratic`
+    (Cohen 1968; Fleiss & Cohen 1973: the quadratic one approximates the intraclass
+    correlation, the agreement figure for ordered scales)."""
     a, b = np.atleast_2d(a), np.atleast_2d(b)
     k = len(categories)
     n_rows, n = a.shape
     flat = (np.arange(n_rows)[:, None] * k * k + a * k + b).ravel()
     table = np.bincount(flat, minlength=n_rows * k * k).reshape(n_rows, k, k) / n
-    return _kappa_from_table(table, k, weighted)
+    return _kappa_from_table(table, k, weighted, quadratic)
 
 
-def _kappa_from_table(table: np.ndarray, k: int, weighted: bool = False) -> np.ndarray:
+def _kappa_from_table(table: np.ndarray, k: int, weighted: bool = False,
+                      quadratic: bool = False) -> np.ndarray:
     """Cohen's kappa of tables[B, k, k] of proportions (cohen_kappa's weights)."""
-    if weighted and k > 1:
+    if (weighted or quadratic) and k > 1:
         index = np.arange(k)
         weights = np.abs(index[:, None] - index[None, :]) / (k - 1)
+        weights = weights ** 2 if quadratic else weights
     else:
         weights = 1.0 - np.eye(k)
     expected = table.sum(axis=2)[:, :, None] * table.sum(axis=1)[:, None, :]
@@ -121,6 +126,9 @@ def _figures(h: np.ndarray, j: np.ndarray, level: str, categories: np.ndarray,
     if level == "nominal":
         return out
     out["kappa_weighted"] = cohen_kappa(hc, jc, categories, weighted=True)
+    out["kappa_quadratic"] = cohen_kappa(hc, jc, categories, quadratic=True)
+    if level == "interval":  # a total or a slider: exact agreement on 0-19 points means little
+        out["kappa"] = np.full(len(hc), np.nan)
     out["pearson"] = _pearson_rows(h, j)
     out["spearman"] = _pearson_rows(stats.rankdata(h, axis=1), stats.rankdata(j, axis=1))
     if kendall:
@@ -168,6 +176,10 @@ def table_figures(table: np.ndarray, categories: np.ndarray, level: str, *,
         return out
     out["kappa_weighted"] = _kappa_from_table(table / n[:, None, None], len(categories),
                                               weighted=True)
+    out["kappa_quadratic"] = _kappa_from_table(table / n[:, None, None], len(categories),
+                                               quadratic=True)
+    if level == "interval":  # as _figures: no unweighted kappa for totals and sliders
+        out["kappa"] = np.full(len(table), np.nan)
     rows, cols = table.sum(axis=2), table.sum(axis=1)
     values = np.broadcast_to(categories.astype(float), rows.shape)
     out["pearson"] = _table_pearson(table, values, values, rows, cols)

@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from . import N_BOOT
+from .connectivity import describe, rater_connectivity
 
 ALPHA = 0.05
 CORRECTIONS = ("holm", "bh")
@@ -29,6 +30,8 @@ EQUAL_TOLERANCE = 1e-9
 CHUNK_CELLS = 2_000_000
 
 NESTED = "raters_nested_in_systems"
+WEAKLY_CONNECTED = "raters_weakly_connect_systems"
+BLOCKING = (NESTED, WEAKLY_CONNECTED)
 FEW_ITEMS = "few_items_per_system"
 FEW_RATERS = "few_raters_per_item"
 UNBALANCED = "unbalanced_design"
@@ -63,6 +66,9 @@ def design_checks(frame: pd.DataFrame) -> list[DesignWarning]:
     - raters nested in systems: two or more systems and no rater rated more than one of them;
       every rater's z-scores average 0, so each system's mean z is 0 by construction and any
       difference between systems is confounded with the raters' leniency;
+    - raters weakly connect systems: some raters rated several systems, but too few to
+      compare them (connectivity.rater_connectivity below its stated thresholds); the same
+      confound holds for the ratings of raters who saw one system;
     - few items per system: fewer than MIN_ITEMS_PER_SYSTEM items for some system;
     - few raters per item: the median item has fewer than MIN_RATERS_PER_ITEM ratings
       (agreement rests on few items, and one rater's leniency moves an item's mean);
@@ -74,13 +80,18 @@ def design_checks(frame: pd.DataFrame) -> list[DesignWarning]:
         label = _label(question, part)
         items = group.groupby("system")["item"].nunique()
         if len(items) >= 2:
-            systems_per_worker = group.groupby("worker")["system"].nunique()
-            if (systems_per_worker <= 1).all():
+            figures = rater_connectivity(group)
+            if figures["crossed_raters"] == 0:
                 out.append(DesignWarning(NESTED, (
                     f"{label}: every rater rated only one system, so raters are nested in "
                     "systems: each system's mean z-score is 0 by construction and raw "
                     "differences mix systems with their raters' leniency. No z-based ranking "
                     "and no winner is reported."), question, part))
+            elif not figures["adequate"]:
+                out.append(DesignWarning(WEAKLY_CONNECTED, (
+                    f"{describe(label, figures)} Per-rater z-scores cannot compare the "
+                    "systems: no z-based ranking and no winner is reported; the raw means "
+                    "shown mix systems with their raters' leniency."), question, part))
             if items.max() > UNBALANCED_RATIO * items.min():
                 out.append(DesignWarning(UNBALANCED, (
                     f"{label}: systems have between {items.min()} and {items.max()} items; "
@@ -103,7 +114,7 @@ def design_checks(frame: pd.DataFrame) -> list[DesignWarning]:
 
 def blocked_parts(warnings: list[DesignWarning]) -> dict[tuple[str, str], str]:
     """(question, part) -> the warning code that switches off rankings and winners."""
-    return {(w.question, w.part): w.code for w in warnings if w.code == NESTED}
+    return {(w.question, w.part): w.code for w in warnings if w.code in BLOCKING}
 
 
 def adjust_pvalues(p: np.ndarray, method: str = "holm") -> np.ndarray:

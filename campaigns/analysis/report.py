@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .crossed import MIN_RATERS
+
 MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -66,7 +68,10 @@ def _num(value, digits: int = 3) -> str:
 
 def _interval(row: dict, name: str = "") -> str:
     low, high = row.get(f"{name}ci_low"), row.get(f"{name}ci_high")
-    return "–" if low is None else f"[{low:.3f}, {high:.3f}]"
+    if low is None:
+        return "–"
+    # An interval of zero width is not certainty: every resample gave the same value.
+    return f"[{low:.3f}, {high:.3f}]" + (DEGENERATE_MARK if low == high else "")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -76,6 +81,31 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def _label(row: dict) -> str:
     return _md(f"{row['question']}.{row['part']}" if row["part"] else row["question"])
+
+
+DEGENERATE_MARK = "†"
+DEGENERATE_NOTE = ("\n† A degenerate interval (zero width): every resample gave the same "
+                   "value (all ratings equal, one cluster, or too few items to vary), which "
+                   "is no evidence of certainty.\n")
+CI_METHODS = {
+    "item_rater_cluster_t": "items and raters both treated as samples (two-way cluster-robust "
+                            "variance, t with the smaller of items and raters minus one "
+                            "degrees of freedom)",
+    "item_bootstrap": "items resampled, raters held fixed",
+    "item_cluster_t": "t-interval over items, raters held fixed",
+    "item_cluster_normal": "normal interval over items, raters held fixed",
+}
+
+
+def _ci_methods_note(systems: list[dict]) -> list[str]:
+    """Which interval each system got, in words: rater leniency is in the interval only
+    when raters were treated as a sample (enough raters)."""
+    used = sorted({r["ci_method"] for r in systems if r.get("ci_method")})
+    if not used:
+        return []
+    return ["Intervals: " + "; ".join(f"{_md(m)}: {CI_METHODS.get(m, m)}" for m in used)
+            + f". Raters are held fixed only for systems with fewer than {MIN_RATERS} raters.",
+            ""]
 
 
 def report_markdown(report: dict) -> str:
@@ -91,6 +121,7 @@ def report_markdown(report: dict) -> str:
                    "Cluster"], [
         [_label(r), _md(r["system"]), str(r["n_items"]), _num(r["mean"]), _interval(r),
          _md(r["ci_method"]), _md(r["rank"]), _md(r["cluster"])] for r in report["systems"]])
+    out += _ci_methods_note(report["systems"])
     c = report["comparisons"]
     out += ["## Comparisons", "",
             f"{c['n']} pairwise comparison(s), {_md(c['correction'])}-corrected per question "
@@ -113,13 +144,23 @@ def report_markdown(report: dict) -> str:
     out += [f"- {_md(f['worker'])}: {_md('; '.join(f['reasons']))}" for f in q["flagged"]]
     out += _judges_markdown(report)
     out += ["## Planning", ""]
+    out += [f"Planned for {p['systems']} systems ({p['pairs']} pairs, {p['correction']} "
+            f"correction, {'paired' if p['paired'] else 'unpaired'}) by {p['planned_by']}"
+            + (f"; simulated power per true difference {_num(p['simulated_power'], 2)}"
+               if p.get("simulated_power") is not None else "") + "."
+            for p in report["planning"] if "planned_by" in p] + [""]
     out += _table(["Question", "Effect", "Power", "Items/system now", "Items/system needed",
                    "Ratings/item now", "Ratings/item needed"], [
         [_md(p["question"]), _num(p["effect"], 2), _num(p["power"], 2),
          str(p["items_per_system"]), str(p["items_per_system_needed"]),
          _num(p["ratings_per_item"], 1), _md(p["ratings_per_item_needed"] or "no number")]
         for p in report["planning"]]) if report["planning"] else ["No numeric question.", ""]
-    return "\n".join(out).rstrip() + "\n"
+    return with_notes("\n".join(out).rstrip() + "\n")
+
+
+def with_notes(text: str) -> str:
+    """The report's text with the note on degenerate intervals when one is marked in it."""
+    return text + DEGENERATE_NOTE if DEGENERATE_MARK in text else text
 
 
 def _design_markdown(report: dict) -> list[str]:
@@ -151,14 +192,23 @@ def _judges_markdown(report: dict) -> list[str]:
         out += [f"{len(report['judge_failed_outputs'])} failed judge output(s) "
                 f"{'included' if kept else 'left out'}: {listed}", ""]
     rows = [[_md(r["judge"]), _label(r), str(r["n"]), _num(r["exact"]),
-             f"{_num(r['kappa'])} {_interval(r, 'kappa_')}",
+             _kappa_cell(r),
              f"{_num(r['alpha'])} {_interval(r, 'alpha_')}", _num(r.get("spearman")),
              _num(r.get("system_kendall"))]
             for r in [*report["judges"], *report["human_ceiling"]]]
-    header = ["Judge (or human)", "Question", "Items", "Exact", "kappa [95% CI]",
+    header = ["Judge (or human)", "Question", "Items", "Exact",
+              "kappa [95% CI] (quadratic-weighted on ordered scales)",
               "alpha [95% CI]", "Spearman", "System Kendall"]
     out += _table(header, rows) if rows else ["No judge or human ceiling figures.", ""]
     return out
+
+
+def _kappa_cell(row: dict) -> str:
+    """Quadratic-weighted kappa for ordered parts (unweighted kappa for totals is withheld),
+    Cohen's unweighted kappa for nominal ones."""
+    if row.get("kappa_quadratic") is not None:
+        return f"{_num(row['kappa_quadratic'])} {_interval(row, 'kappa_quadratic_')} (q)"
+    return f"{_num(row.get('kappa'))} {_interval(row, 'kappa_')}"
 
 
 def _error_spans_markdown(entries: list[dict]) -> list[str]:
@@ -219,7 +269,27 @@ def _preference_markdown(entries: list[dict]) -> list[str]:
             "No finite Bradley-Terry fit yet: some system has never won, or never lost, "
             "across a split of the systems.", ""]
         out += [_position_bias_sentence(e["position_bias"]), ""]
+        out += _position_adjusted_markdown(e)
     return out
+
+
+def _position_adjusted_markdown(e: dict) -> list[str]:
+    """The strengths with the position term, said to be the default when the order was
+    unbalanced (then the plain table above credits systems for where they sat)."""
+    rows = e.get("bradley_terry_position") or []
+    effect = e.get("position_effect")
+    if not rows or effect is None:
+        return []
+    lead = ("The display order was unbalanced, so these position-adjusted strengths are the "
+            "result to report (the plain fit above credits systems for sitting first)"
+            if e.get("order_unbalanced") else "The display order was balanced; for reference")
+    out = [f"{lead}: Bradley-Terry with a first-position term, gamma = "
+           f"{_num(effect['gamma'])} {_interval(effect)} on the log-odds scale:", ""]
+    return out + _table(["Rank", "Rank 95% range", "System", "Strength [95% CI]", "Elo",
+                         "Shown first"], [
+        [str(r["rank"]), "–" if r["rank_low"] is None else f"{r['rank_low']}-{r['rank_high']}",
+         _md(r["system"]), f"{_num(r['strength'])} {_interval(r)}", _num(r["elo"], 0),
+         f"{r['first_share']:.0%}"] for r in rows])
 
 
 def _position_bias_sentence(b: dict) -> str:

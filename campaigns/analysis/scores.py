@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .crossed import two_way_cluster_ci
+
 N_BOOT = 1000
 ALPHA = 0.05
 LARGE_SAMPLE = 20_000
@@ -70,20 +72,27 @@ def item_cluster_ci(
 
 
 def system_scores(frame: pd.DataFrame, *, n_boot: int = N_BOOT) -> pd.DataFrame:
-    """Per (question, part, system): n ratings, items, mean, sd (n-1) and a 95% CI of the mean
-    that resamples items (`item_cluster_ci`; the method used is in `ci_method`)."""
+    """Per (question, part, system): n ratings, items, raters, mean, sd (n-1) and a 95% CI of
+    the mean that treats items and raters as samples (crossed.two_way_cluster_ci) when the
+    system has at least crossed.MIN_RATERS raters, else resamples items with the raters held
+    fixed (`item_cluster_ci`); the method used is in `ci_method`."""
     rows = []
     for (question, part, system), group in frame.groupby([*KEYS, "system"], sort=True):
         values = group["value"].to_numpy(dtype=float)
-        low, high, method = item_cluster_ci(group["item"].to_numpy(), values, n_boot=n_boot)
+        low, high, method = (two_way_cluster_ci(group["item"].to_numpy(),
+                                                group["worker"].to_numpy(), values)
+                             if n_boot > 0 else (None, None, None))
+        if method is None:  # too few raters to treat them as a sample: raters held fixed
+            low, high, method = item_cluster_ci(group["item"].to_numpy(), values, n_boot=n_boot)
         rows.append({
             "question": question, "part": part, "system": system, "n": len(values),
             "n_items": int(group["item"].nunique()), "mean": float(values.mean()),
+            "n_raters": int(group["worker"].nunique()),
             "sd": float(values.std(ddof=1)) if len(values) > 1 else None,
             "ci_low": low, "ci_high": high, "ci_method": method,
         })
     return pd.DataFrame(rows, columns=["question", "part", "system", "n", "n_items", "mean",
-                                       "sd", "ci_low", "ci_high", "ci_method"])
+                                       "sd", "ci_low", "ci_high", "ci_method", "n_raters"])
 
 
 def z_scores(frame: pd.DataFrame) -> pd.DataFrame:

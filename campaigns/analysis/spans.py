@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import N_BOOT
+from .connectivity import rater_connectivity
 from .scores import z_scores
 
 ALPHA = 0.05
@@ -109,7 +110,8 @@ def mqm_scores(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
     - `mqm_per_100_words`: 100 x the items' penalties summed / their source words summed
       (None without source words);
     - `mqm_z`: the same mean after z-normalising each worker's segment penalties by that
-      worker's own mean and sd over all their answers;
+      worker's own mean and sd over all their answers; None for every system when raters
+      connect the systems too weakly for it (connectivity.rater_connectivity);
     - 95% percentile intervals of `mqm` and `mqm_per_100_words` resampling the system's
       items with replacement; `rank` 1 for the lowest `mqm`.
     """
@@ -131,6 +133,9 @@ def mqm_scores(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
                      **_item_intervals(group["penalty"].to_numpy(), group["words"].to_numpy(),
                                        n_boot=n_boot, seed=seed, alpha=alpha)})
     out = pd.DataFrame(rows)
+    if not rater_connectivity(scored)["adequate"]:
+        # Per-rater z compares systems only through raters who saw several of them.
+        out["mqm_z"] = None
     out["rank"] = out["mqm"].rank(method="min").astype(int)
     return out[columns].sort_values(["rank", "system"]).reset_index(drop=True)
 
@@ -233,6 +238,7 @@ def span_tables(answers: pd.DataFrame, weight: Weight, *, n_boot: int = N_BOOT,
     if by_category["category"].eq(NO_CATEGORY).all():
         by_category = by_category.iloc[:0]
     return {"mqm": mqm_scores(answers, weight, n_boot=n_boot, seed=seed),
+            "connectivity": rater_connectivity(answers) if not answers.empty else None,
             "errors_by_severity": error_counts(answers, weight, by="severity"),
             "errors_by_category": by_category,
             "agreement": span_agreement(answers, n_boot=n_boot, seed=seed)}

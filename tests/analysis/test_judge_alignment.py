@@ -27,11 +27,12 @@ CRITERIA = [f"score_dict.{n}" for n in range(1, 16)]
 pytestmark = pytest.mark.django_db
 
 
-def _kappa(h, g, weighted: bool) -> float:
+def _kappa(h, g, weighted: bool | str) -> float:
     labels = np.unique(np.concatenate([h, g]))
     table = pd.crosstab(pd.Categorical(h, labels), pd.Categorical(g, labels),
                         dropna=False).to_numpy()
-    return cohens_kappa(table, wt="linear" if weighted else None).kappa
+    wt = weighted if isinstance(weighted, str) else "linear" if weighted else None
+    return cohens_kappa(table, wt=wt).kappa
 
 
 def test_kappa_matches_statsmodels_on_hand_made_ratings():
@@ -87,6 +88,14 @@ def test_gpt4_alignment_leaves_failed_outputs_out_and_matches_an_independent_com
     h_tot, g_tot = totals(kept)
     total = ours["total"]
     assert total["pearson"] == pytest.approx(stats.pearsonr(h_tot, g_tot).statistic)
+    # The 0-19 total: quadratic-weighted kappa, no unweighted kappa (was 0.035 vs 0.097).
+    assert total["kappa"] is None
+    assert total["kappa_quadratic"] == pytest.approx(_kappa(h_tot.to_numpy(), g_tot.to_numpy(),
+                                                            "quadratic"))
+    for n in (1, 9):  # an ordinal criterion keeps both
+        h, g = kept[f"score_dict.{n}_h"].to_numpy(), kept[f"score_dict.{n}_g"].to_numpy()
+        assert ours[f"C{n}"]["kappa_quadratic"] == pytest.approx(_kappa(h, g, "quadratic"),
+                                                                 nan_ok=True)
     assert total["spearman"] == pytest.approx(stats.spearmanr(h_tot, g_tot).statistic)
     assert total["kendall"] == pytest.approx(stats.kendalltau(h_tot, g_tot).statistic)
     system = kept.assign(h=h_tot, g=g_tot, system=kept["filename_h"]).groupby("system")[

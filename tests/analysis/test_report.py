@@ -132,7 +132,7 @@ def test_the_report_has_a_best_worst_section_with_the_scores_and_intervals(owner
     assert built["best_worst"] == statistics["best_worst"]
     text = built["markdown"]
     section = _between(text, "## Best-worst: bestworst (3 answer(s))")
-    assert "<i>" not in text and r"| 1 | \<i\>p\</i\> | 3 | 0 | 3 | 1.000 [1.000, 1.000] |" \
+    assert "<i>" not in text and r"| 1 | \<i\>p\</i\> | 3 | 0 | 3 | 1.000 [1.000, 1.000]† |" \
         in section
     for r in statistics["best_worst"][0]["scores"][1:]:
         assert (f"| 2 | {r['system']} | 0 | 1 | 3 | -0.333 [{r['ci_low']:.3f}, "
@@ -146,3 +146,13 @@ def test_a_pairwise_campaign_without_answers_says_so(owner):
     text = evaluation_report(campaign=make_campaign(owner=owner, schema=PAIRWISE_SCHEMA),
                              n_boot=10)["markdown"]
     assert "## Pairwise preference: preference (0 judgment(s))\n\nNo judgments yet." in text
+
+
+def test_a_degenerate_interval_is_marked_and_explained():
+    from campaigns.analysis.report import DEGENERATE_MARK, _interval, with_notes
+
+    flat = _interval({"ci_low": 0.0, "ci_high": 0.0})
+    assert flat == "[0.000, 0.000]" + DEGENERATE_MARK
+    assert _interval({"ci_low": 0.1, "ci_high": 0.2}) == "[0.100, 0.200]"
+    assert "no evidence of certainty" in with_notes(f"| kappa | {flat} |\n")
+    assert with_notes("| kappa | [0.100, 0.200] |\n") == "| kappa | [0.100, 0.200] |\n"

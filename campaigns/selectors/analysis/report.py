@@ -1,6 +1,8 @@
 """The evaluation report and the study plan built from a campaign's statistics."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from django.db.models import Count
@@ -9,6 +11,9 @@ from ...analysis import (
     comparisons,
     planning,
     report,
+)
+from ...analysis import (
+    power as simulated,
 )
 from ...analysis.allocation import design_note
 from ...models import AllocationChange, Campaign, Item
@@ -19,10 +24,15 @@ SMALL_EFFECT = 0.2  # Cohen's "small" standardised difference: the planning defa
 
 
 def study_plan(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
-               alpha: float = comparisons.ALPHA, frame: pd.DataFrame | None = None) -> list[dict]:
+               alpha: float = comparisons.ALPHA, frame: pd.DataFrame | None = None,
+               correction: str = "holm", paired: frozenset = frozenset(),
+               n_sim: int = simulated.N_SIM) -> list[dict]:
     """Per numeric question (a rubric's total): the variance components of the human ratings
-    and how many items per system, or ratings per item, would tell two systems `effect` apart
-    (in the scale's units; default 0.2 sd of the ratings) with `power` at level `alpha`."""
+    and how many items per system, or ratings per item, would tell the best system `effect`
+    apart from each other one (in the scale's units; default 0.2 sd of the ratings) with
+    `power` at level `alpha`, after `correction` over all pairs of the campaign's systems,
+    paired for the questions in `paired`: by simulation through the analysis
+    (analysis/power.py); the closed form for one uncorrected test stays alongside."""
     frame = annotations_frame(campaign=campaign) if frame is None else frame
     humans, _ = split_frame(frame)
     rated = humans[humans["rated"] & humans["control"].eq("") & humans["level"].isin(NUMERIC)
@@ -38,9 +48,39 @@ def study_plan(*, campaign: Campaign, effect: float | None = None, power: float 
         if not size > 0:
             continue
         per_system = int(group.groupby("system")["item"].nunique().median())
-        out.append({"question": question, "part": part, **planning.plan(
-            components, effect=size, items_per_system=per_system, power=power, alpha=alpha)})
+        row = planning.plan(components, effect=size, items_per_system=per_system, power=power,
+                            alpha=alpha)
+        systems = int(group["system"].nunique())
+        out.append({"question": question, "part": part, **row,
+                     **_corrected(components, row, systems=systems, correction=correction,
+                                  paired=question in paired, n_sim=n_sim)})
     return out
+
+
+def _corrected(components, row: dict, *, systems: int, correction: str, paired: bool,
+               n_sim: int) -> dict:
+    """The simulated, corrected plan's figures replacing the one-test ones (kept under
+    `..._one_test`); ratings per item from the Bonferroni bound alpha / pairs."""
+    one_test = {"items_per_system_needed_one_test": row["items_per_system_needed"],
+                "ratings_per_item_needed_one_test": row["ratings_per_item_needed"]}
+    if systems < 2:
+        return {**one_test, "systems": systems, "pairs": 0, "correction": correction,
+                "paired": paired, "simulated_power": None, "planned_by": "closed_form"}
+    r = max(1.0, components.ratings_per_item)
+    sim = simulated.plan_numeric(components, effect=row["effect"], ratings_per_item=r,
+                                 systems=systems, correction=correction, paired=paired,
+                                 power=row["power"], alpha=row["alpha"], n_sim=n_sim)
+    ratings = planning.ratings_needed(components, effect=row["effect"],
+                                      items_per_system=row["items_per_system"],
+                                      power=row["power"], alpha=row["alpha"] / sim["pairs"])
+    items = sim["items_per_system_needed"]
+    return {**one_test, "systems": systems, "pairs": sim["pairs"], "correction": correction,
+            "paired": paired, "simulated_power": sim["simulated_power"],
+            "simulations": sim["simulations"], "planned_by": "simulation",
+            "items_per_system_needed": items,
+            "more_items_per_system": max(0, items - row["items_per_system"]),
+            "ratings_per_item_needed": ratings,
+            "more_ratings_per_item": None if ratings is None else max(0, math.ceil(ratings - r))}
 
 
 def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
@@ -73,7 +113,9 @@ def evaluation_report(*, campaign: Campaign, effect: float | None = None, power:
     from `statistics` already computed), plus `markdown`, the same report as Markdown."""
     statistics = statistics or campaign_statistics(campaign=campaign, **options)
     frame = annotations_frame(campaign=campaign)
+    paired = frozenset(r["question"] for r in statistics["comparisons"] if r["paired"])
     plan = study_plan(campaign=campaign, effect=effect, power=power,
-                      alpha=statistics["options"]["alpha"], frame=frame)
+                      alpha=statistics["options"]["alpha"], frame=frame,
+                      correction=statistics["options"]["correction"], paired=paired)
     built = report.build_report(statistics, _design_facts(campaign, frame), plan)
     return {**built, "markdown": report.report_markdown(built)}

@@ -7,6 +7,7 @@ from django.db.models import Count
 from ...analysis import (
     agreement,
     comparisons,
+    connectivity,
     preference,
     reliability,
     scores,
@@ -71,6 +72,7 @@ def _human_tables(
         "system_scores": scores.system_scores(numeric, n_boot=n_boot),
         "ranking": ranking,
         "comparisons": compared,
+        "rater_connectivity": connectivity.connectivity_table(design, ["question", "part"]),
         "design_warnings": pd.DataFrame([w.as_dict() for w in warnings],
                                         columns=["code", "message", "question", "part"]),
     }
@@ -131,8 +133,8 @@ def campaign_statistics(
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
     if pair_by is None:
         pair_by = pairing_field(campaign=campaign, schema=schema)
-    options = _table_options(campaign, pair_by, subset_by, correction=correction, alpha=alpha,
-                             levels=levels)
+    tests = {"correction": correction, "alpha": alpha}
+    options = _table_options(campaign, pair_by, subset_by, **tests, levels=levels)
     # A judge-only campaign: the rater tables (agreement between judges, scores, rankings,
     # comparisons) from the judges, said so in `figures_from`; nothing to align them with.
     judge_only = humans.empty and not llm.empty
@@ -161,7 +163,7 @@ def campaign_statistics(
         "part_texts": _part_text_rows(schema),
         "changes": changes,
         **_whole_answer_statistics(campaign, schema, set(used["annotation"]), n_boot=n_boot,
-                                   ties=ties, system_scores=tables["system_scores"]),
+                                   ties=ties, system_scores=tables["system_scores"], **tests),
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
@@ -189,16 +191,20 @@ def _counts(humans: pd.DataFrame, used: pd.DataFrame, llm: pd.DataFrame, flagged
 
 
 def _whole_answer_statistics(campaign: Campaign, schema: TaskSchema, annotations: set, *,
-                             n_boot: int, ties: str | None, system_scores) -> dict:
+                             n_boot: int, ties: str | None, system_scores,
+                             correction: str = "holm",
+                             alpha: float = comparisons.ALPHA) -> dict:
     """The statistics read from whole stored answers (pairwise, best-worst, error spans)."""
     return {
         "pairwise_preference": preference_statistics(
-            campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot, ties=ties),
+            campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot, ties=ties,
+            correction=correction, alpha=alpha),
         "best_worst": best_worst_statistics(
-            campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot),
+            campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot,
+            correction=correction, alpha=alpha),
         "error_spans": span_statistics(
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot,
-            system_scores=system_scores),
+            system_scores=system_scores, correction=correction, alpha=alpha),
     }
 
 
