@@ -66,6 +66,7 @@ def worker_cost(env: dict) -> tuple[list[float], list[float], list[float]]:
                                     env=env, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
             while b" ready." not in log.read_bytes():
+                assert proc.poll() is None, log.read_text()[-3000:]
                 time.sleep(0.05)
             starts.append(time.monotonic() - started)
             time.sleep(5)
@@ -168,7 +169,7 @@ def main() -> None:
                         time.sleep(0.02)
                     picked.append(job.status)
                     if model is JudgeRun:  # the endpoint never answers: stop it for the next
-                        from campaigns.services.judges import judge_run_cancel
+                        from campaigns.services.judge_runs import judge_run_cancel
 
                         judge_run_cancel(run=job)
                 print(f"{name:<11} {size:>14}: POST to 202 median {statistics.median(took):.0f} "

@@ -140,33 +140,50 @@ def _expected_output_tokens(judge: Judge, schema: TaskSchema, item: Item | None)
     return len(json.dumps(example)) / CHARS_PER_TOKEN + 10
 
 
-def judge_run_estimate(judge: Judge, scope: dict) -> dict:
+# The start of a run answers at once whatever its size: above this many items its estimate
+# renders an even sample of them, and the worker computes the exact one before any request.
+ESTIMATE_SAMPLE_ITEMS = 400
+
+
+def judge_run_estimate(judge: Judge, scope: dict, *, exact: bool = False) -> dict:
     """Requests and tokens a run would need (outputs already stored cost nothing), and the
-    cost when the judge has prices. Prompt tokens are counted as characters / 4."""
+    cost when the judge has prices. Prompt tokens are counted as characters / 4. Over
+    ESTIMATE_SAMPLE_ITEMS items (unless `exact`), prompts are rendered for an even sample of
+    the items and scaled up; "sampled" then says how many items were rendered."""
     schema = parse_schema(judge.campaign.schema)
     check_judgeable(schema)  # refused even before the campaign has items
     template = compile_template(judge_template_text(judge, schema))
-    stored = set(JudgeOutput.objects.filter(judge=judge, failed=False)
+    ids = list(judge_scope_items(judge, scope).values_list("id", flat=True))
+    total = len(ids)
+    sampled = not exact and total > ESTIMATE_SAMPLE_ITEMS
+    if sampled:
+        step = total / ESTIMATE_SAMPLE_ITEMS
+        ids = [ids[int(i * step)] for i in range(ESTIMATE_SAMPLE_ITEMS)]
+    stored = set(JudgeOutput.objects.filter(judge=judge, failed=False, item_id__in=ids)
                  .values_list("item_id", "prompt_hash", "sample"))
-    units = to_request = prompt_chars = 0
+    to_request = prompt_chars = 0
     first = None
-    for item in judge_scope_items(judge, scope).only("id", "external_id", "data").iterator():
+    items = Item.objects.filter(id__in=ids).order_by("id").only("id", "external_id", "data")
+    for item in items.iterator():
         first = first or item
         prompt = render_prompt(template, prompt_context(
             campaign=judge.campaign, schema=schema, item_data=item.data,
             external_id=item.external_id))
         digest = prompt_hash(prompt)
         for sample in range(judge.samples):
-            units += 1
             if (item.pk, digest, sample) not in stored:
                 to_request += 1
                 prompt_chars += len(prompt)
-    prompt_tokens = round(prompt_chars / CHARS_PER_TOKEN)
+    scale = total / len(ids) if sampled else 1
+    to_request = round(to_request * scale)
+    prompt_tokens = round(prompt_chars * scale / CHARS_PER_TOKEN)
     completion_tokens = round(to_request * _expected_output_tokens(judge, schema, first))
     cost = None
     if judge.price_input_per_million is not None and judge.price_output_per_million is not None:
         cost = float(round((judge.price_input_per_million * prompt_tokens
                             + judge.price_output_per_million * completion_tokens)
                            / Decimal(1_000_000), 4))
+    units = total * judge.samples
     return {"units": units, "stored": units - to_request, "to_request": to_request,
-            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost": cost}
+            "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "cost": cost,
+            "sampled": len(ids) if sampled else None}

@@ -128,8 +128,21 @@ def judge_run_execute(*, run_id: int) -> None:
     job_run(JUDGE_RUN, run_id, _execute)
 
 
+def _exact_estimate(run: JudgeRun) -> None:
+    """A run started from a sampled estimate gets the exact one before its first request, and
+    is failed (nothing sent) if the exact one is over the researcher's token budget."""
+    if not (run.estimate or {}).get("sampled"):
+        return
+    estimate = judge_run_estimate(run.judge, run.scope, exact=True)
+    JudgeRun.objects.filter(pk=run.pk).update(estimate=estimate, total=estimate["units"])
+    over_budget = judge_budget_problem(run.judge, estimate)
+    if over_budget:
+        raise JobFailed(over_budget)
+
+
 def _execute(run: JudgeRun) -> dict[str, Any]:
     try:
+        _exact_estimate(run)
         outcome = Runner(run).execute()
     except EndpointDown as exc:
         raise JobFailed(f"the endpoint is down: {exc}") from None

@@ -268,3 +268,32 @@ def test_a_run_whose_heartbeat_stopped_is_queued_again_and_finishes(seeds, stand
     run.refresh_from_db()
     assert (run.status, run.done, run.attempts) == ("done", 3, 2)
     assert judge_runs_sweep_stale() == 0
+
+
+def test_a_large_run_starts_from_a_sampled_estimate_and_the_worker_makes_it_exact(
+        seeds, standin, monkeypatch):
+    monkeypatch.setattr("campaigns.selectors.judges.ESTIMATE_SAMPLE_ITEMS", 3)
+    campaign = seeds["movie-continuation"]
+    n_items = campaign.items.count()
+    assert n_items > 3
+    server = standin()
+    run = judge_run_start(judge=_judge(campaign, server), scope={"scope": "all"}, enqueue=False)
+    assert run.estimate["sampled"] == 3
+    assert run.estimate["units"] == run.total == n_items  # counted exactly, not scaled
+    judge_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done" and run.done == n_items == server.requests
+    assert run.estimate["sampled"] is None and run.estimate["to_request"] == n_items
+
+
+def test_a_sampled_run_over_the_budget_on_its_exact_estimate_fails_before_any_request(
+        seeds, standin, monkeypatch, settings):
+    monkeypatch.setattr("campaigns.selectors.judges.ESTIMATE_SAMPLE_ITEMS", 3)
+    server = standin().declare(settings, budget_tokens=10_000_000)
+    run = judge_run_start(judge=_judge(seeds["movie-continuation"], server),
+                          scope={"scope": "all"}, enqueue=False)
+    server.declare(settings, budget_tokens=10)  # the operator lowers it before the worker runs
+    judge_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "failed" and "10 the provider" in run.error
+    assert server.requests == 0
