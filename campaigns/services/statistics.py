@@ -196,6 +196,7 @@ def _statistics(campaign: Campaign, options: dict) -> tuple[dict, dict]:
 def _report(campaign: Campaign, options: dict) -> tuple[dict, dict]:
     """The report with its provenance (for the paper bundle); its figures are drawn from the
     statistics it was built from."""
+    from ..analysis.figures.headline import headline
     from ..selectors.analysis import evaluation_report
     from ..selectors.provenance import report_provenance
 
@@ -208,6 +209,7 @@ def _report(campaign: Campaign, options: dict) -> tuple[dict, dict]:
                              "worker_reliability": bool(statistics.get("worker_reliability")),
                              "levels": statistics.get("levels", [])}
     built["provenance"] = report_provenance(campaign=campaign, options=canonical)
+    built["headline"] = headline(statistics)
     return built, statistics
 
 

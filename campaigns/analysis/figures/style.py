@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import logging
+import re
 
 import matplotlib
 
@@ -54,13 +55,29 @@ def rc():
     return matplotlib.rc_context(RC)
 
 
+UNSAFE = ("<script", "<foreignobject", "javascript:", 'href="http')
+HANDLER = re.compile(r"<[^>]*\son[a-z]+\s*=")
+
+
+def check_safe(svg: str) -> str:
+    """Our drawing holds no script, no foreign HTML, no handler and no outside link (labels
+    that a worker or a researcher wrote are escaped text); a failure here is a bug."""
+    lowered = svg.lower()
+    for marker in UNSAFE:
+        if marker in lowered:
+            raise ValueError(f"unsafe SVG output ({marker!r})")
+    if HANDLER.search(lowered):
+        raise ValueError("unsafe SVG output (an event handler)")
+    return svg
+
+
 def render(figure: Figure, *, title: str, pdf: bool) -> dict:
     """The figure as SVG text and, when asked, as base64 PDF; both the same bytes every time."""
     out = {}
     with rc():
         buffer = io.BytesIO()
         FigureCanvasSVG(figure).print_svg(buffer, metadata={**NO_DATES_SVG, "Title": title})
-        out["svg"] = buffer.getvalue().decode("utf-8")
+        out["svg"] = check_safe(buffer.getvalue().decode("utf-8"))
         if pdf:
             buffer = io.BytesIO()
             FigureCanvasPdf(figure).print_pdf(buffer, metadata={**NO_DATES_PDF, "Title": title})
