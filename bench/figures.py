@@ -2,10 +2,11 @@
 
 Usage (not part of the test suite; needs the database of DATABASE_URL, migrated):
 
-    .venv/bin/python bench/figures.py [--workers 20] [--reps 2]
+    .venv/bin/python bench/figures.py [--workers 20] [--reps 2] [--templates story-rating ...|all]
 
-For each starter template's sample campaign (its sample items, each answered by `workers`
-simulated workers, as tests/admin/simulate.py does), times, `reps` times each and prints the
+For a few starter templates' sample campaigns (by default one of each design: ratings,
+pairwise, MQM error spans; their sample items, each answered by `workers` simulated workers,
+as tests/admin/simulate.py does), times, `reps` times each and prints the
 medians and the peak Python memory of one more run (tracemalloc, untimed):
 
 - statistics: `campaign_statistics` (1,000 bootstrap resamples), what the job computed before
@@ -46,6 +47,9 @@ from campaigns.services.items import items_import  # noqa: E402
 from campaigns.starters import starter_get, starter_list  # noqa: E402
 from tests.admin.simulate import simulate  # noqa: E402
 
+# One of each design: ratings (3 questions), pairwise, error spans (MQM).
+DEFAULT_TEMPLATES = ("story-rating", "pairwise-preference", "mqm")
+
 
 def _campaign(owner, template: str, workers: int) -> Campaign:
     starter = starter_get(template)
@@ -77,13 +81,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workers", type=int, default=20)
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--templates", nargs="*", default=list(DEFAULT_TEMPLATES),
+                        help="starter templates to run (all: --templates all)")
     args = parser.parse_args()
     owner, _ = get_user_model().objects.get_or_create(username="bench-figures")
     Campaign.objects.filter(slug__startswith="bench-figures-").delete()
     print(f"{'template':26} {'annotations':>11} {'statistics s':>12} {'MiB':>6} "
           f"{'SVG s':>6} {'MiB':>6} {'+PDF s':>7} {'MiB':>6} {'figures':>7} {'stored KB':>9}")
     try:
-        for starter in starter_list():
+        chosen = [s.name for s in starter_list()] if args.templates == ["all"] else args.templates
+        for starter in map(starter_get, chosen):
             campaign = _campaign(owner, starter.name, args.workers)
             s_time, s_mem, computed = _timed(lambda c=campaign: campaign_statistics(campaign=c),
                                              args.reps)

@@ -91,7 +91,7 @@ def preference_plans(statistics: dict) -> list[dict]:
                      for r in strengths]
             plans.append(_forest(
                 f"bradley_terry:{q}", f"{q}: Bradley-Terry strength (95% CI)",
-                f"Bradley-Terry log-strengths of {q} with 95% intervals and rank ranges: "
+                f"Bradley-Terry strengths (log scale) of {q} with 95% intervals and rank ranges: "
                 + "; ".join(f"{r['_label']} {r['strength']:.2f} ({k})"
                             for r, k in zip(strengths, ranks, strict=True)) + ".",
                 strengths, xlabel="log-strength (mean 0)", notes=ranks,
