@@ -1,6 +1,6 @@
 """What `make demo` and `make shell` run, inside the embedded PostgreSQL's wrapper: the same
-processes as production, a `celery worker` (with beat, for the periodic jobs) next to the web
-server or the shell.
+processes as production, a `celery worker` for each queue (beat, for the periodic jobs, inside
+the periodic queue's) next to the web server or the shell.
 
     python -m annotate.demo serve HOST PORT  # migrate, demo_setup, then worker + runserver
     python -m annotate.demo shell            # worker + a Django shell on the demo's data
@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from annotate.celery import PERIODIC_QUEUE, QUEUES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 MANAGE = [sys.executable, str(BASE_DIR / "manage.py")]
@@ -39,11 +41,20 @@ def site_environment(host: str, port: str) -> dict[str, str]:
     return env
 
 
-def worker_command(schedule: Path) -> list[str]:
-    """One worker with beat inside it (a demo needs one of each) and two pool processes."""
-    return [sys.executable, "-m", "celery", "-A", "annotate", "worker", "--beat",
-            "--schedule", str(schedule), "--concurrency=2", "--loglevel=INFO",
-            "--without-gossip", "--without-mingle", "--without-heartbeat"]
+def worker_commands(schedule: Path) -> list[list[str]]:
+    """One worker per queue (annotate/celery.py), so that a long statistics computation never
+    delays an export nor the periodic expiry, as in production. Each runs its jobs in its own
+    process (the solo pool: one process a queue, no pool children), and the periodic queue's
+    worker has beat inside it (a demo needs one beat)."""
+    commands = []
+    for queue in QUEUES:
+        command = [sys.executable, "-m", "celery", "-A", "annotate", "worker", "-Q", queue,
+                   "-n", f"{queue}@%h", "--pool=solo", "--loglevel=INFO",
+                   "--without-gossip", "--without-mingle", "--without-heartbeat"]
+        if queue == PERIODIC_QUEUE:
+            command += ["--beat", "--schedule", str(schedule)]
+        commands.append(command)
+    return commands
 
 
 def serve(host: str, port: str) -> int:
@@ -53,13 +64,14 @@ def serve(host: str, port: str) -> int:
         if code:
             return code
     with tempfile.TemporaryDirectory(prefix="annotate-beat-") as beat:
-        return supervise([worker_command(Path(beat) / "schedule"),
+        return supervise([*worker_commands(Path(beat) / "schedule"),
                           [*MANAGE, "runserver", f"{host}:{port}"]])
 
 
 def shell() -> int:
     with tempfile.TemporaryDirectory(prefix="annotate-beat-") as beat:
-        worker = _start(worker_command(Path(beat) / "schedule"), quiet=True)
+        workers = [_start(command, quiet=True)
+                   for command in worker_commands(Path(beat) / "schedule")]
         try:
             # Ctrl-C belongs to the shell (it cancels a line); the session ends with Ctrl-D.
             # A handler, not SIG_IGN: an ignored signal stays ignored in the child too.
@@ -69,7 +81,7 @@ def shell() -> int:
             finally:
                 signal.signal(signal.SIGINT, previous)
         finally:
-            _stop([worker])
+            _stop(workers)
 
 
 def supervise(commands: list[list[str]]) -> int:

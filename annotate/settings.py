@@ -245,6 +245,15 @@ CELERY_BEAT_SCHEDULE = {
     # Every kind of background job whose worker stopped: re-queued, or failed (lifecycle.py).
     "sweep-stale-jobs": {"task": "campaigns.sweep_stale_jobs", "schedule": 300.0},
 }
+# Fair shares of each queue (campaigns/jobs/fairness.py): jobs one researcher may have running
+# at once on each of the statistics, exports and judges queues (0: no cap); more wait queued.
+JOBS_RUNNING_PER_RESEARCHER = env.int("JOBS_RUNNING_PER_RESEARCHER", default=1)
+# Memory one job may allocate in its worker process beyond what the process held (0: no
+# limit); past it the job fails with that reason (campaigns/jobs/memory.py). Worker processes
+# are replaced once their resident memory passes CELERY_WORKER_MAX_MEMORY_PER_CHILD (KiB).
+JOB_MEMORY_LIMIT_MB = env.int("JOB_MEMORY_LIMIT_MB", default=3072)
+CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD",
+                                             default=1_500_000)
 # Exports: rows per query/progress update, and when a running job without progress is lost.
 EXPORT_CHUNK_SIZE = env.int("EXPORT_CHUNK_SIZE", default=2000)
 # csv, csv-long on PostgreSQL: written by COPY (campaigns/exporting/sql.py), N annotations a COPY.
@@ -382,8 +391,13 @@ CLAIM_WINDOW_SECONDS = env.int("CLAIM_WINDOW_SECONDS", default=600)
 CLAIM_LIMIT_PER_ADDRESS = env.int("CLAIM_LIMIT_PER_ADDRESS", default=10)
 CLAIM_LIMIT_PER_WORKER = env.int("CLAIM_LIMIT_PER_WORKER", default=60)
 CLAIM_LIMIT_PER_STUDY = env.int("CLAIM_LIMIT_PER_STUDY", default=2000)
-# Minutes a new assignment holds its items before the worker opens one of them; opening an
-# item page extends the hold to the campaign's full timeout (0: the full timeout at once).
+# The newcomer limits adapt to the study's size (annotate/http/ratelimit.py, newcomer_limits):
+# one address may start this share of the study's assignments per window, and newcomers from
+# addresses that already started one may together start this share (within the limits above).
+CLAIM_SHARE_PER_ADDRESS = env.float("CLAIM_SHARE_PER_ADDRESS", default=0.05)
+CLAIM_SHARE_REPEAT = env.float("CLAIM_SHARE_REPEAT", default=0.25)
+# Minutes a new assignment holds its items until its first answer is saved; that answer extends
+# the hold to the campaign's full timeout (0: the full timeout at once). Opening pages does not.
 ASSIGNMENT_RESERVATION_MINUTES = env.int("ASSIGNMENT_RESERVATION_MINUTES", default=5)
 
 # Request bodies, one limit per kind of path (annotate/http/limits.py), checked against

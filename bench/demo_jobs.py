@@ -54,28 +54,33 @@ def _tree(pid: int) -> list[psutil.Process]:
 
 
 def worker_cost(env: dict) -> tuple[list[float], list[float], list[float]]:
-    """Start-up seconds (to "ready."), RSS and USS in MB of a demo worker (main, pool, beat)."""
-    from annotate.demo import worker_command
+    """Start-up seconds (to every one "ready."), RSS and USS in MB of the demo's workers (one
+    per queue, beat in the periodic one's)."""
+    from annotate.demo import worker_commands
 
     starts, rss, uss = [], [], []
     for n in range(3):
-        log = ROOT / f".bench-worker-{n}.log"
-        with log.open("wb") as out:
-            started = time.monotonic()
-            proc = subprocess.Popen(worker_command(Path(f"/tmp/bench-beat-{n}")), cwd=ROOT,
-                                    env=env, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
-            while b" ready." not in log.read_bytes():
+        logs = [ROOT / f".bench-worker-{n}-{i}.log" for i in range(4)]
+        started = time.monotonic()
+        procs = []
+        for log, command in zip(logs, worker_commands(Path(f"/tmp/bench-beat-{n}")), strict=True):
+            with log.open("wb") as out:
+                procs.append(subprocess.Popen(command, cwd=ROOT, env=env, stdout=out,
+                                              stderr=subprocess.STDOUT, start_new_session=True))
+        while not all(b" ready." in log.read_bytes() for log in logs):
+            for proc, log in zip(procs, logs, strict=True):
                 assert proc.poll() is None, log.read_text()[-3000:]
-                time.sleep(0.05)
-            starts.append(time.monotonic() - started)
-            time.sleep(5)
-            procs = _tree(proc.pid)
-            rss.append(sum(p.memory_info().rss for p in procs) / 2**20)
-            uss.append(sum(p.memory_full_info().uss for p in procs) / 2**20)
+            time.sleep(0.05)
+        starts.append(time.monotonic() - started)
+        time.sleep(5)
+        tree = [p for proc in procs for p in _tree(proc.pid)]
+        rss.append(sum(p.memory_info().rss for p in tree) / 2**20)
+        uss.append(sum(p.memory_full_info().uss for p in tree) / 2**20)
+        for proc in procs:
             proc.terminate()
             proc.wait()
-        log.unlink()
+        for log in logs:
+            log.unlink()
     return starts, rss, uss
 
 

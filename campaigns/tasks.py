@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_ready
 from django.conf import settings
 
 from annotate.celery import app
@@ -88,6 +88,14 @@ task_export_sweep_stale = app.task(name="campaigns.export_sweep_stale", ignore_r
     _sweep_stale_jobs)
 task_judge_sweep_stale = app.task(name="campaigns.judge_sweep_stale", ignore_result=True)(
     _sweep_stale_jobs)
+
+
+@worker_init.connect
+def limit_job_memory(**_kwargs) -> None:
+    """Jobs in this worker (its pool processes inherit it) get JOB_MEMORY_LIMIT_MB each."""
+    from .jobs import memory
+
+    memory.enable()
 
 
 @worker_ready.connect

@@ -20,7 +20,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from annotate.celery import app
+from annotate.celery import QUEUES, app
 from annotate.embedded_db import sqla_broker_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,11 +54,13 @@ def use_test_broker() -> None:
 class CeleryWorker:
     """`celery -A annotate worker` in its own process group, killed for sure at teardown."""
 
-    def __init__(self, env: dict, log: Path, name: str, *, beat: bool = False):
+    def __init__(self, env: dict, log: Path, name: str, *, beat: bool = False,
+                 queues: tuple[str, ...] = QUEUES, concurrency: int = 1):
         self.log = log
         self.handle = log.open("ab")
         argv = [sys.executable, "-m", "celery", "-A", "annotate", "worker", "--loglevel=INFO",
-                "--pool=prefork", "--concurrency=1", "-n", f"{name}@%h",
+                "--pool=prefork", f"--concurrency={concurrency}", "-n", f"{name}@%h",
+                "-Q", ",".join(queues),
                 "--without-gossip", "--without-mingle", "--without-heartbeat"]
         if beat:
             argv += ["--beat", "--schedule", str(log.with_suffix(".beat"))]
@@ -103,8 +105,10 @@ def drop_queued_messages() -> None:
 
 @pytest.fixture
 def start_worker(tmp_path, settings):
-    """start_worker(name, beat=False) -> a ready worker sharing this test's database, broker
-    and storage; every one it started is killed at the end of the test."""
+    """start_worker(name, beat=False, queues=QUEUES, concurrency=1, extra_env=None) -> a ready
+    worker sharing this
+    test's database, broker and storage, consuming those queues (every one by default); every
+    one it started is killed at the end of the test."""
     media = tmp_path / "media"
     settings.STORAGES = {**settings.STORAGES, "exports": {
         "BACKEND": "django.core.files.storage.FileSystemStorage",
@@ -116,11 +120,13 @@ def start_worker(tmp_path, settings):
     previous, app.conf.task_always_eager = app.conf.task_always_eager, False
     workers: list[CeleryWorker] = []
 
-    def start(name: str, *, beat: bool = False) -> CeleryWorker:
+    def start(name: str, *, beat: bool = False, queues: tuple[str, ...] = QUEUES,
+              concurrency: int = 1, extra_env: dict | None = None) -> CeleryWorker:
         # The providers as the test declared them by then (a stand-in is one).
         providers = json.dumps(settings.LLM_PROVIDERS)
-        worker = CeleryWorker({**env, "LLM_PROVIDERS": providers}, tmp_path / f"{name}.log",
-                              name, beat=beat)
+        worker = CeleryWorker({**env, "LLM_PROVIDERS": providers, **(extra_env or {})},
+                              tmp_path / f"{name}.log", name, beat=beat, queues=queues,
+                              concurrency=concurrency)
         workers.append(worker)
         worker.wait_ready()
         return worker

@@ -80,6 +80,8 @@ def test_make_demo_serves_its_links_with_a_worker_and_ctrl_c_leaves_nothing_behi
         processes = psutil.Process(make.pid).children(recursive=True)
         commands = [" ".join(p.cmdline()) for p in processes]
         assert any("celery" in c and "worker" in c and "--beat" in c for c in commands)
+        for queue in ("statistics", "exports", "judges", "periodic"):  # one worker each
+            assert any("celery" in c and f"-Q {queue} " in c for c in commands), commands
         assert any("runserver" in c for c in commands)
         assert embedded_db.is_running(pgdata)
     finally:

@@ -110,32 +110,62 @@ def reset() -> None:
 
 
 def start_retry_after(request: HttpRequest, *, campaign_id: int, worker_key: str,
-                      newcomer: bool) -> int | None:
+                      newcomer: bool, study_size: int = 0) -> int | None:
     """Count an attempt to be handed work on study `campaign_id` by `worker_key` (platform and
     id: a Prolific or MTurk id, or a plain link's cookie); the seconds to wait when one of the
     start limits is reached, else None. The one place that states those limits:
 
     - every start counts per worker id and study (CLAIM_LIMIT_PER_WORKER);
     - a newcomer's start (an id this study has not seen) also counts per client address and
-      study (CLAIM_LIMIT_PER_ADDRESS) and per study (CLAIM_LIMIT_PER_STUDY). A loop of made-up
-      ids, or a browser that drops its cookie, is a stream of newcomers from one address; a
-      worker who comes back for more work is not.
+      study, and per study (CLAIM_LIMIT_PER_STUDY). A loop of made-up ids, or a browser that
+      drops its cookie, is a stream of newcomers from one address; a worker who comes back for
+      more work is not.
+    - the newcomer limits adapt to the study's size (`study_size`: the assignments it hands out
+      in all; newcomer_limits): one address may start a small share of them, and newcomers
+      from addresses that already started one may together start a larger share, so a handful
+      of addresses cannot take a study while a newcomer from an address of their own always
+      may start.
     """
     if not settings.RATELIMIT_ENABLED:
         return None
     window = settings.CLAIM_WINDOW_SECONDS
     checks = [("start-worker", f"{campaign_id}:{worker_key}", settings.CLAIM_LIMIT_PER_WORKER)]
     if newcomer:
-        address = client_address(request)
-        checks += [("start-address", f"{campaign_id}:{address}",
-                    settings.CLAIM_LIMIT_PER_ADDRESS),
-                   ("start-study", str(campaign_id), settings.CLAIM_LIMIT_PER_STUDY)]
+        per_address, per_study_repeat = newcomer_limits(study_size)
+        address_key = f"{campaign_id}:{client_address(request)}"
+        checks.append(("start-address", address_key, per_address))
+        if not _fresh(scope="start-address", key=address_key, limit=per_address, window=window):
+            checks.append(("start-study-repeat", str(campaign_id), per_study_repeat))
+        checks.append(("start-study", str(campaign_id), settings.CLAIM_LIMIT_PER_STUDY))
     for scope, key, limit in checks:
         retry_after = hit(scope=scope, key=key, limit=limit, window=window)
         if retry_after is not None:
             logger.info("start refused: %s limit reached (%s)", scope, key)
             return retry_after
     return None
+
+
+def newcomer_limits(study_size: int) -> tuple[int, int]:
+    """(newcomer starts one address may make, newcomer starts from addresses that already
+    made one, together) per study and window, for a study of `study_size` assignments:
+    CLAIM_SHARE_PER_ADDRESS and CLAIM_SHARE_REPEAT of its size, at least 2 and 10, at most
+    CLAIM_LIMIT_PER_ADDRESS and CLAIM_LIMIT_PER_STUDY (0: no size known, those limits)."""
+    if study_size <= 0:
+        return settings.CLAIM_LIMIT_PER_ADDRESS, settings.CLAIM_LIMIT_PER_STUDY
+    per_address = math.ceil(study_size * settings.CLAIM_SHARE_PER_ADDRESS)
+    repeat = math.ceil(study_size * settings.CLAIM_SHARE_REPEAT)
+    return (min(settings.CLAIM_LIMIT_PER_ADDRESS, max(2, per_address)),
+            min(settings.CLAIM_LIMIT_PER_STUDY, max(10, repeat)))
+
+
+def _fresh(*, scope: str, key: str, limit: int, window: int) -> bool:
+    """Whether (`scope`, `key`) has no hit in the window (a store that is down: fresh)."""
+    item = RateLimitItemPerSecond(max(1, limit), window)
+    try:
+        return _limiter().get_window_stats(item, scope, key).remaining >= item.amount
+    except Exception as exc:  # noqa: BLE001 - store down: fail open
+        logger.warning("rate limit not read, store unavailable: %s", exc)
+        return True
 
 
 def too_many_requests(request: HttpRequest, retry_after: int, scope: str,

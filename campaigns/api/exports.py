@@ -44,7 +44,7 @@ class ExportJobOutput(serializers.ModelSerializer):
     class Meta:
         model = ExportJob
         fields = ["id", "format", "options", "status", "rows_written", "rows_total", "progress",
-                  "error", "requested_by", "created_at", "started_at", "finished_at",
+                  "error", "waiting", "requested_by", "created_at", "started_at", "finished_at",
                   "download_url"]
         read_only_fields = fields
 

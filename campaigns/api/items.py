@@ -68,7 +68,7 @@ class ImportJobOutput(serializers.ModelSerializer):
         model = ImportJob
         fields = ["id", "kind", "url", "status", "progress", "filename", "size", "created",
                   "updated", "control_items", "judges", "error", "errors", "error_total",
-                  "created_at", "started_at", "finished_at"]
+                  "waiting", "created_at", "started_at", "finished_at"]
         read_only_fields = fields
 
     def get_url(self, job) -> str:

@@ -52,7 +52,7 @@ class JudgeRunOutput(serializers.ModelSerializer):
         model = JudgeRun
         fields = ["id", "judge", "scope", "status", "total", "done", "failed", "remaining",
                   "requests", "prompt_tokens", "completion_tokens", "estimate", "error",
-                  "created_at", "started_at", "finished_at"]
+                  "waiting", "created_at", "started_at", "finished_at"]
         read_only_fields = fields
 
 

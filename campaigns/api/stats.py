@@ -139,6 +139,7 @@ def _cached(request, slug: str, kind: str, options_input, *, recompute: bool = F
     if row.result is None or recompute:
         url = request.build_absolute_uri()
         return Response({"status": row.status, "requested_at": row.queued_at, "url": url,
+                         "waiting": row.waiting,
                          "message": "The figures are being computed: ask again in a few "
                                     "seconds." if cached.computing else "The figures are ready."},
                         status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "5"})

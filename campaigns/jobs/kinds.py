@@ -34,7 +34,7 @@ IMPORT = JobKind(
 JUDGE_RUN = JobKind(
     noun="run", model=JudgeRun, task="campaigns.judge_run", id_kwarg="run_id",
     stale_setting="LLM_JUDGE_STALE_SECONDS", max_attempts=5, reset={"done": 0, "failed": 0},
-    related=("judge__campaign",))
+    related=("judge__campaign",), owner="judge__campaign__owner")
 
 STATISTICS = JobKind(
     noun="computation", model=StatisticsResult, task="campaigns.statistics_compute",

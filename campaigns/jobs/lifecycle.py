@@ -16,6 +16,11 @@ A job's state lives on its row (a BackgroundJob):
   A retry on request starts a fresh allowance (`queued_attempts`).
 - The stale sweep (one periodic task for every kind) re-queues running jobs whose heartbeat
   is older than the kind's `stale_after`; a row a live run holds locked is skipped.
+- Fair shares: a researcher has at most JOBS_RUNNING_PER_RESEARCHER jobs running on each
+  queue (fairness.py); a claim over that cap leaves the job queued with the reason in its
+  `waiting` field, and the end of one of their jobs (or the stale sweep) starts it.
+- Memory: a run in a worker may allocate at most JOB_MEMORY_LIMIT_MB (memory.py); past it the
+  job fails with that reason.
 - Each kind supplies only its work function (through `job_run`) and its own fields.
 """
 from __future__ import annotations
@@ -31,9 +36,12 @@ from django.db import transaction
 from django.db.models import F, Model, Q
 from django.utils import timezone
 
+from annotate.celery import queue_of
+
 from ..errors import Conflict, ServiceError
 from ..models import JobStatus
-from . import dispatch
+from . import dispatch, fairness
+from .memory import MemoryLimitExceeded, job_memory_limit
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +68,19 @@ class JobKind:
     atomic: bool = False
     reset: dict[str, Any] = field(default_factory=dict)  # a new attempt's fresh progress
     related: tuple[str, ...] = ()  # select_related when a run loads its row
+    # The lookup from a job to the researcher it counts against (the campaign's owner).
+    owner: str = "campaign__owner"
+
+    def __post_init__(self) -> None:
+        fairness.REGISTERED.append(self)
 
     def stale_after(self) -> timedelta:
         return timedelta(seconds=getattr(settings, self.stale_setting))
+
+    @property
+    def queue(self) -> str:
+        """The Celery queue its task goes to (annotate/celery.py routes every task)."""
+        return queue_of(self.task)
 
 
 class JobFailed(Exception):
@@ -116,14 +134,17 @@ def job_claim(kind: JobKind, job_id: int):
             job_fail(kind, job.pk, f"gave up after {used} attempts: the {kind.noun}'s worker "
                      "stopped each time (killed, restarted or out of memory)")
             return None
+        if fairness.owner_at_cap(kind, job):
+            return None  # left queued with the reason; the end of another job starts it
         now = timezone.now()
         job.attempts += 1
-        job.status, job.error = JobStatus.RUNNING, ""
+        job.status, job.error, job.waiting = JobStatus.RUNNING, "", ""
         job.started_at = job.heartbeat_at = now
         job.finished_at = None
         for name, value in kind.reset.items():
             setattr(job, name, value)
-        job.save(update_fields=["attempts", "status", "error", "started_at", "heartbeat_at",
+        job.save(update_fields=["attempts", "status", "error", "waiting", "started_at",
+                                "heartbeat_at",
                                 "finished_at", *kind.reset])
     return job
 
@@ -166,14 +187,25 @@ def job_run(kind: JobKind, job_id: int, work: Callable[[Any], dict],
     if job is None:
         return
     try:
+        _work_and_store(kind, job, work, discard)
+    finally:
+        fairness.start_waiting(kind, job)
+
+
+def _work_and_store(kind: JobKind, job, work: Callable[[Any], dict],
+                    discard: Callable[[Any, dict], None] | None) -> None:
+    try:
         if kind.atomic:
             with transaction.atomic():
                 if not list(_owned(kind, job).select_for_update().values_list("pk")):
                     raise Stopped  # a newer attempt claimed it meanwhile
-                if not job_done(kind, job, **work(job)):
+                with job_memory_limit():
+                    fields = work(job)
+                if not job_done(kind, job, **fields):
                     raise Stopped
         else:
-            fields = work(job)
+            with job_memory_limit():
+                fields = work(job)
             if not job_done(kind, job, **fields):
                 if discard is not None:
                     discard(job, fields)
@@ -183,6 +215,9 @@ def job_run(kind: JobKind, job_id: int, work: Callable[[Any], dict],
                     kind.noun, job.pk, job.attempts)
     except JobFailed as exc:
         job_fail(kind, job.pk, exc.message, attempt=job.attempts, **exc.fields)
+    except MemoryLimitExceeded as exc:
+        logger.warning("%s %s went over its memory limit", kind.noun, job.pk)
+        job_fail(kind, job.pk, f"the {kind.noun} {exc}", attempt=job.attempts)
     except ServiceError as exc:  # a rule of the domain the job's data breaks
         job_fail(kind, job.pk, exc.message, attempt=job.attempts)
     except kind.transient:
@@ -201,7 +236,7 @@ def job_cancel(kind: JobKind, job):
     run stops at its next heartbeat; what it stored so far stays."""
     cancellable = ACTIVE if kind.cancel_running else (JobStatus.QUEUED,)
     changed = kind.model.objects.filter(pk=job.pk, status__in=cancellable).update(
-        status=JobStatus.CANCELLED, finished_at=timezone.now())
+        status=JobStatus.CANCELLED, finished_at=timezone.now(), waiting="")
     job.refresh_from_db()
     if not changed:
         what = " or ".join(cancellable)
@@ -216,8 +251,8 @@ def job_retry(kind: JobKind, job, *, enqueue: bool = True):
     # `attempts` goes on counting: a cancelled attempt still finishing sees a newer one (or a
     # queued row) at its next write and stops there.
     changed = kind.model.objects.filter(pk=job.pk, status__in=ENDED_WITHOUT_SUCCESS).update(
-        status=JobStatus.QUEUED, error="", finished_at=None, queued_at=timezone.now(),
-        queued_attempts=F("attempts"))
+        status=JobStatus.QUEUED, error="", waiting="", finished_at=None,
+        queued_at=timezone.now(), queued_attempts=F("attempts"))
     job.refresh_from_db()
     if not changed:
         raise Conflict(f"The {kind.noun} is {job.status}; only a failed or cancelled "
@@ -260,4 +295,5 @@ def jobs_sweep_stale(kinds: tuple[JobKind, ...], *, older_than: timedelta | None
                 job_enqueue(kind, job)
             except ServiceError:
                 pass  # the job is now failed with the reason
-    return touched
+    # A waiting job whose wake-up was lost (its starter killed, the broker down) starts here.
+    return touched + fairness.start_all_waiting(kinds)

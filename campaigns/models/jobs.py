@@ -27,6 +27,10 @@ class BackgroundJob(models.Model):
     queued_attempts = models.PositiveIntegerField(
         default=0, help_text="`attempts` when the job was last queued (a retry starts afresh).")
     error = models.TextField(blank=True)
+    waiting = models.CharField(
+        max_length=500, blank=True,
+        help_text="Why a queued job has not started: its researcher's share of the queue is "
+                  "in use (JOBS_RUNNING_PER_RESEARCHER).")
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

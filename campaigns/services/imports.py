@@ -95,6 +95,8 @@ def _import_file(job: ImportJob) -> dict:
     except ImportRejected as exc:
         raise JobFailed("the file was refused; nothing was imported",
                         errors=[str(e) for e in exc.errors], error_total=exc.total) from None
+    except MemoryError:
+        raise  # over the job's memory limit: the lifecycle states it
     except Exception:
         logger.exception("import job %s failed", job.pk)
         raise JobFailed("the import failed unexpectedly; nothing was imported",

@@ -1,7 +1,9 @@
 """Send a campaign's approvals and bonuses to Prolific with the researcher's own API token.
 
 The token comes from the environment (PROLIFIC_API_TOKEN) or is typed in for one request; it is
-never stored. Endpoints (Prolific API v1, `Authorization: Token <token>`):
+never stored. With the token in the environment, a participant's start is also checked against
+their submission (prolific_starts.py). Endpoints (Prolific API v1,
+`Authorization: Token <token>`):
 - POST /api/v1/submissions/bulk-approve/   {"submission_ids": [...]}
 - POST /api/v1/submissions/bonus-payments/ {"study_id": ..., "csv_bonuses": "<pid>,<amount>\\n..."}
   answers the bulk bonus payment object, whose "id" the next call pays:
@@ -147,3 +149,4 @@ def submissions_send_to_prolific(*, campaign: Campaign, token: str, approve: boo
                 client.pay_bonuses(payment)
                 result.bonus_payments[study] = payment
     return result
+

@@ -169,6 +169,8 @@ def _compute(row: StatisticsResult) -> dict:
     try:
         result, source = COMPUTE[row.kind](row.campaign, dict(row.options))
         figures = _figures(row.kind, source)
+    except MemoryError:
+        raise  # over the job's memory limit: the lifecycle states it
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher
         logger.exception("statistics %s of campaign %s failed", row.kind, row.campaign_id)
         raise JobFailed(f"{type(exc).__name__}: {exc}"[:2000]) from None

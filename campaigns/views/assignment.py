@@ -36,7 +36,6 @@ from ..work import (
     assignment_by_token,
     assignment_entries,
     assignment_is_open,
-    assignment_opened,
     assignment_progress,
     assignment_submit,
     assignment_with_page,
@@ -124,7 +123,6 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
             return _closed(request, assignment)
         if page is None:
             raise Http404("This assignment has no such item.")
-        assignment_opened(assignment)  # the reservation becomes the full timeout
         values = page.entry.annotation.answers if page.entry.annotation else None
         return _render_item(request, assignment, page, values=values)
     if not form_key_valid(request, _binding(token)):
@@ -160,7 +158,6 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     assignment = saved.assignment
     if saved.handed_in:  # that was the last unanswered item: the work is in
         return HttpResponseRedirect(done_url(assignment))
-    assignment_opened(assignment)  # an answer given without the page shown first counts too
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)

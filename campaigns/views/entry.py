@@ -30,10 +30,12 @@ from ..models import Assignment, Campaign, Worker
 from ..pages.fields import question_fields
 from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
+from ..services.prolific_starts import prolific_participant_verified
 from ..work import (
     assignment_claim,
     campaign_and_worker,
     campaign_next_release,
+    study_size,
     worker_assignment_cap,
     worker_assignment_count,
     worker_get_or_create,
@@ -291,7 +293,8 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
                                            consent_error=CONSENT_REQUIRED), new_cookie)
     retry_after = start_retry_after(request, campaign_id=campaign.pk,
                                     worker_key=f"{platform}:{platform_id}",
-                                    newcomer=worker is None)
+                                    newcomer=worker is None,
+                                    study_size=study_size(campaign) if worker is None else 0)
     if retry_after is not None:  # nothing created, nothing claimed
         return too_many_requests(request, retry_after, "start", START_MESSAGE)
     try:
@@ -310,7 +313,8 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
         owner = worker  # the open assignment is resumed only for its browser or session
         assignment = assignment_claim(
             campaign=campaign, worker=worker, platform_ids=params.claim_kwargs(),
-            may_resume=lambda current: _owns(request, params, owner, current))
+            may_resume=lambda current: _owns(request, params, owner, current),
+            max_items=_unvouched_items(params))
     except ResumeRefused:
         return _not_owner(request, campaign, params)
     except ServiceError as exc:
@@ -319,6 +323,18 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
     response = _with_owner(request, HttpResponseRedirect(resume_url(assignment)), campaign,
                            worker.pk, platform)
     return _with_cookie(request, response, new_cookie)
+
+
+def _unvouched_items(params: PlatformParams) -> int | None:
+    """A Prolific start whose submission Prolific does not confirm (with the researcher's
+    token configured) gets a first item only: a made-up participant id holds one slot, for the
+    first-answer hold, instead of a whole assignment's. None: no limit."""
+    if params.platform != Worker.Platform.PROLIFIC:
+        return None
+    verified = prolific_participant_verified(participant_id=params.platform_id,
+                                             study_id=params.study_id,
+                                             session_id=params.session_id)
+    return 1 if verified is False else None
 
 
 def _no_work(request: HttpRequest, campaign: Campaign, params: PlatformParams,

@@ -2,7 +2,7 @@
 from ..schema.scoring import answer_values, control_passed
 from .answers import AnnotationSaved, annotation_submit
 from .claim import PLATFORM_ID_FIELDS, assignment_claim, worker_assignment_cap
-from .expiry import assignment_opened, assignment_release, assignments_expire
+from .expiry import assignment_answered, assignment_release, assignments_expire
 from .handin import assignment_is_open, assignment_submit, campaign_close_if_full
 from .locking import for_update
 from .reads import (
@@ -15,6 +15,7 @@ from .reads import (
     assignment_with_page,
     campaign_and_worker,
     campaign_next_release,
+    study_size,
     worker_assignment_count,
     worker_by_platform_id,
     worker_open_assignment,
@@ -40,7 +41,7 @@ __all__ = [
     "assignment_claim",
     "assignment_entries",
     "assignment_is_open",
-    "assignment_opened",
+    "assignment_answered",
     "assignment_progress",
     "assignment_release",
     "assignment_submit",
@@ -51,6 +52,7 @@ __all__ = [
     "campaign_next_release",
     "control_passed",
     "for_update",
+    "study_size",
     "worker_assignment_cap",
     "worker_assignment_count",
     "worker_by_platform_id",

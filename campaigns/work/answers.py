@@ -21,6 +21,7 @@ from ..schema import TaskSchema, parse_schema_cached
 from ..schema.scoring import answer_values
 from . import prepared
 from .claim import new_row_json
+from .expiry import assignment_answered
 from .handin import hand_in_values, handed_in
 from .reads import assignment_columns, assignment_from_row, model_columns, model_from_row
 
@@ -96,6 +97,9 @@ def _save_in_database(assignment: Assignment, item: Item, values: dict) -> Annot
         for name, value in hand_in.items():
             setattr(assignment, name, value)
         handed_in(assignment)
+    else:
+        assignment.deadline = deadline
+        assignment_answered(assignment)  # the first answer: the hold becomes the full timeout
     return AnnotationSaved(annotation, was_handed_in, assignment)
 
 

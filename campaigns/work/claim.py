@@ -50,7 +50,8 @@ _CLAIM_SQL = ("SELECT outcome, detail, assignment_id FROM campaigns_claim("
 
 
 def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict | None = None,
-                     may_resume: Callable[[Assignment], bool] | None = None) -> Assignment:
+                     may_resume: Callable[[Assignment], bool] | None = None,
+                     max_items: int | None = None) -> Assignment:
     """The worker's open assignment if there is one, else a newly handed-out assignment.
 
     Raises NotLive (campaign not live), WorkerLimitReached (max_assignments_per_worker
@@ -59,6 +60,8 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
     attention checks and gold items at random positions. `platform_ids` (keys in
     PLATFORM_ID_FIELDS) are stored on a new assignment. When `may_resume` says no to the
     worker's open assignment, ResumeRefused is raised and that assignment is left as it was.
+    `max_items` holds a new assignment to fewer regular items (a start the platform has not
+    vouched for gets only a first item).
     """
     if worker.campaign_id != campaign.pk:
         raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
@@ -67,33 +70,37 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
     ids = _clean_platform_ids(platform_ids or {})
     now = timezone.now()
     expired_now = expire_lazily(campaign, now)
+    size = campaign.items_per_assignment if max_items is None else max(
+        1, min(campaign.items_per_assignment, max_items))
     try:
-        return _claim_retrying_deadlocks(campaign, worker, now, ids, may_resume)
+        return _claim_retrying_deadlocks(campaign, worker, now, ids, may_resume, size)
     except NoWorkAvailable:
         # Overdue assignments may hold the only items left: free them, then try once more.
         if expired_now or not assignments_expire(now=now, campaign=campaign):
             raise
-        return _claim_retrying_deadlocks(campaign, worker, now, ids, may_resume)
+        return _claim_retrying_deadlocks(campaign, worker, now, ids, may_resume, size)
 
 
 def _claim_retrying_deadlocks(campaign: Campaign, worker: Worker, now: datetime,
-                              platform_ids: dict, may_resume=None) -> Assignment:
+                              platform_ids: dict, may_resume=None,
+                              size: int | None = None) -> Assignment:
     """_claim_in_database, run again once if PostgreSQL broke a deadlock by aborting it.
 
     The claim's transaction was rolled back whole, so running it again is safe; inside a
     caller's transaction it is not (that transaction is aborted), so the error goes up.
     """
     try:
-        return _claim_in_database(campaign, worker, now, platform_ids, may_resume)
+        return _claim_in_database(campaign, worker, now, platform_ids, may_resume, size)
     except OperationalError as exc:
         deadlock = getattr(exc.__cause__, "pgcode", None) == "40P01"
         if not deadlock or connection.in_atomic_block:
             raise
-        return _claim_in_database(campaign, worker, now, platform_ids, may_resume)
+        return _claim_in_database(campaign, worker, now, platform_ids, may_resume, size)
 
 
 def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
-                       platform_ids: dict, may_resume=None) -> Assignment:
+                       platform_ids: dict, may_resume=None,
+                       size: int | None = None) -> Assignment:
     """The claim as one call of campaigns_claim (sql/claim_v1.sql): lock the worker, resume
     an open assignment, check the cap, pick and lock the items, take their slots and insert
     the assignment, each step seeing what committed before it.
@@ -104,7 +111,7 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
     controls = _pick_control_items(campaign, worker)  # read-only: needs no lock
     assignment = Assignment(campaign=campaign, worker=worker, **platform_ids,
                             deadline=first_deadline(campaign, now))
-    params = [worker.pk, now, campaign.items_per_assignment,
+    params = [worker.pk, now, size or campaign.items_per_assignment,
               worker_assignment_cap(campaign, worker), controls,
               [random.random() for _ in controls],  # noqa: S311 (positions, not secrets)
               new_row_json(assignment),

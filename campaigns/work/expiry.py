@@ -1,8 +1,9 @@
 """Expiry: active assignments past their deadline give back the slots of unanswered items.
 
-A new assignment's first deadline is a short reservation (ASSIGNMENT_RESERVATION_MINUTES);
-the first item page the worker opens extends it to the campaign's full timeout. Work claimed
-and never looked at (a script's, or a worker who closed the tab) is given back in minutes.
+A new assignment's first deadline is a short first-answer hold (ASSIGNMENT_RESERVATION_MINUTES);
+the first answer saved extends it to the campaign's full timeout. Work claimed and never
+answered (a script's, even one that opens the pages, or a worker who closed the tab) is given
+back in minutes.
 A researcher can release an abandoned assignment before its deadline the same way.
 """
 from __future__ import annotations
@@ -20,13 +21,13 @@ from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item
 from . import prepared
 from .locking import for_update
 
-__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignment_opened", "assignment_release",
+__all__ = ["EXPIRE_BATCH", "LAZY_EXPIRY_SECONDS", "assignment_answered", "assignment_release",
            "assignments_expire", "expire_lazily", "first_deadline"]
 
 EXPIRE_BATCH = 500
 # The extension's commit does not wait for its WAL to reach the disk (synchronous_commit off
 # for this transaction): lost in a crash, it is made again by the worker's next page, and the
-# item page does not wait for a disk flush.
+# save does not wait for a second disk flush.
 _OPENED_SQL = (f"UPDATE {Assignment._meta.db_table} SET deadline = %s "  # noqa: S608 (names from the models)
                "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit "
                f"WHERE id = %s AND status = '{Assignment.Status.ACTIVE}' "
@@ -36,18 +37,19 @@ _LAST_LAZY_EXPIRY: dict[int, float] = {}  # campaign id -> when this process las
 
 
 def first_deadline(campaign: Campaign, now: datetime) -> datetime:
-    """A new assignment's deadline: the reservation window, or the campaign's full timeout
+    """A new assignment's deadline: the first-answer hold, or the campaign's full timeout
     when the window is off (0) or not shorter."""
     timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
     reservation = timedelta(minutes=settings.ASSIGNMENT_RESERVATION_MINUTES)
     return now + (reservation if timedelta(0) < reservation < timeout else timeout)
 
 
-def assignment_opened(assignment: Assignment) -> None:
-    """An item page of this open assignment was shown: a reservation becomes the campaign's
-    full timeout, counted from the claim. One conditional UPDATE, on the first page only
-    (later pages see the full deadline and write nothing); an assignment that expired
-    meanwhile stays expired."""
+def assignment_answered(assignment: Assignment) -> None:
+    """An answer of this open assignment was saved: the first-answer hold becomes the
+    campaign's full timeout, counted from the claim. One conditional UPDATE, on the first
+    answer only (later saves see the full deadline and write nothing); an assignment that
+    expired meanwhile stays expired. Opening pages does not extend the hold: a script can
+    open every page it claims."""
     full = assignment.started_at + timedelta(minutes=assignment.campaign.assignment_timeout_minutes)
     if assignment.deadline >= full - timedelta(seconds=1):  # already the full timeout
         return

@@ -1,11 +1,13 @@
 """The worker pages' reads: an assignment by token, its items in order, answers, progress."""
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Model, Q
+from django.db.models import Model, Q, Sum
 from django.utils import timezone
 
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
@@ -20,6 +22,7 @@ __all__ = [
     "assignment_entries",
     "assignment_from_row",
     "assignment_progress",
+    "study_size",
     "assignment_with_page",
     "campaign_and_worker",
     "campaign_next_release",
@@ -317,3 +320,22 @@ def worker_by_platform_id(*, campaign: Campaign, platform: str,
     if row is None:
         return None
     return model_from_row(connections[DEFAULT_DB_ALIAS], Worker, list(row))
+
+
+STUDY_SIZE_SECONDS = 60.0
+_STUDY_SIZES: dict[int, tuple[float, int]] = {}  # campaign id -> (when read, size)
+
+
+def study_size(campaign: Campaign) -> int:
+    """How many assignments the study hands out in all (its regular items' slots, divided by
+    the items per assignment), read once a minute per process: the newcomer start limits
+    scale with it."""
+    clock = time.monotonic()
+    cached = _STUDY_SIZES.get(campaign.pk)
+    if cached is not None and clock - cached[0] < STUDY_SIZE_SECONDS:
+        return cached[1]
+    slots = Item.objects.filter(campaign=campaign, control="").aggregate(
+        total=Sum("slots_wanted"))["total"] or 0
+    size = math.ceil(slots / max(1, campaign.items_per_assignment))
+    _STUDY_SIZES[campaign.pk] = (clock, size)
+    return size

@@ -11,7 +11,9 @@ import yaml
 from tests.deploy.helpers import run_python
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_SERVICES = ("web", "worker", "beat")
+WORKERS = {"worker-statistics": "statistics", "worker-exports": "exports",
+           "worker-judges": "judges", "worker-periodic": "periodic"}
+APP_SERVICES = ("web", *WORKERS, "beat")
 
 
 @pytest.fixture(scope="module")
@@ -34,19 +36,33 @@ def command(service: dict) -> str:
     return " ".join(cmd) if isinstance(cmd, list) else cmd
 
 
-def test_it_has_the_five_services_with_the_right_programs(compose):
+def test_it_has_the_services_with_the_right_programs(compose):
     services = compose["services"]
-    assert {"web", "worker", "beat", "db", "redis"} <= set(services)
+    assert {"web", *WORKERS, "beat", "db", "redis"} <= set(services)
     assert command(services["web"]).startswith("gunicorn -c docker/gunicorn.conf.py annotate.wsgi")
-    assert "celery -A annotate worker" in command(services["worker"])
+    for name in WORKERS:
+        assert "celery -A annotate worker" in command(services[name])
     assert "celery -A annotate beat" in command(services["beat"])
     assert services["db"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
     assert "manage.py migrate" in command(services["migrate"])
 
 
+def test_each_queue_has_its_own_workers_with_their_own_concurrency(compose):
+    from annotate.celery import QUEUES
+
+    assert sorted(WORKERS.values()) == sorted(QUEUES)
+    for name, queue in WORKERS.items():
+        argv = compose["services"][name]["command"]
+        assert argv[argv.index("-Q") + 1] == queue, f"{name} does not consume only {queue}"
+        assert argv[argv.index("-n") + 1] == f"{queue}@%h"
+        assert "--concurrency" in argv
+        health = " ".join(compose["services"][name]["healthcheck"]["test"])
+        assert f"-d {queue}@$$HOSTNAME" in health
+
+
 def test_every_long_running_service_has_a_health_check(compose):
-    for name in ("web", "worker", "beat", "db", "redis"):
+    for name in ("web", *WORKERS, "beat", "db", "redis"):
         check = compose["services"][name].get("healthcheck")
         assert check and check["test"], f"{name} has no health check"
     assert "/healthz" in " ".join(compose["services"]["web"]["healthcheck"]["test"])
@@ -63,7 +79,7 @@ def test_app_services_wait_for_a_healthy_database_broker_and_migrations(compose)
 def test_database_and_exports_live_on_named_volumes(compose, env_example):
     assert {"pgdata", "exports"} <= set(compose["volumes"])
     assert "pgdata:/var/lib/postgresql/data" in compose["services"]["db"]["volumes"]
-    for name in ("web", "worker"):  # the worker writes export files, web serves downloads
+    for name in ("web", "worker-exports"):  # the worker writes export files, web serves them
         assert f"exports:{env_example['MEDIA_ROOT']}" in compose["services"][name]["volumes"]
 
 
@@ -81,7 +97,11 @@ def test_all_settings_come_from_the_env_file(compose, env_example):
         "EXPORT_STORAGE",
         "SITE_URL",
         "GUNICORN_WORKERS",
-        "CELERY_CONCURRENCY",
+        "CELERY_STATISTICS_CONCURRENCY",
+        "CELERY_EXPORTS_CONCURRENCY",
+        "CELERY_JUDGES_CONCURRENCY",
+        "JOBS_RUNNING_PER_RESEARCHER",
+        "JOB_MEMORY_LIMIT_MB",
         "POSTGRES_PASSWORD",
     ):
         assert key in env_example, f".env.example does not document {key}"

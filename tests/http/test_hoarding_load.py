@@ -6,7 +6,8 @@ told apart as a reverse proxy would: one trusted X-Forwarded-For hop. The hoarde
 cookie and one address and, for a bounded number of rounds, opens the study link with a fresh
 made-up PROLIFIC_PID (half of them in Prolific's form) and starts. Real participants then
 arrive from their own addresses and every one of them gets work; work the hoarder never
-opened comes back after the reservation window.
+answered comes back after the first-answer hold, while the participants, who answered, keep
+theirs.
 """
 import os
 import re
@@ -25,6 +26,7 @@ from tests.factories import make_campaign, make_items, prolific_pid
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROUNDS = 100
+ANSWER = {"q-coherence": "4", "q-sentiment": "2", "q-feedback": "fine"}
 FORM_KEY = re.compile(r'name="form_key" value="([0-9a-f]+)"')
 REDIS_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")
 
@@ -72,7 +74,7 @@ def test_a_hoarding_loop_cannot_keep_real_workers_out(live_server, owner, produc
     assert set(statuses) <= {302, 400, 429}  # started, made-up shape, limited: never a 500
     assert statuses.count(400) == ROUNDS // 2
 
-    # Real participants, each from their own address, all get work and open it.
+    # Real participants, each from their own address, all get work and answer its first item.
     for n in range(20):
         session, address = requests.Session(), f"198.51.100.{n}"
         response = start(session, url, prolific_pid(f"real-{n}"), address)
@@ -81,9 +83,14 @@ def test_a_hoarding_loop_cannot_keep_real_workers_out(live_server, owner, produc
         first_item = session.get(f"{live_server.url}{response.headers['Location']}",
                                  headers={"X-Forwarded-For": address}, timeout=10)
         assert first_item.status_code == 200
+        saved = session.post(f"{live_server.url}{response.headers['Location']}",
+                             data={**ANSWER, "form_key": FORM_KEY.search(first_item.text)[1]},
+                             headers={"X-Forwarded-For": address}, allow_redirects=False,
+                             timeout=10)
+        assert saved.status_code == 302, saved.text[:500]
 
-    # The hoarder opened none of its work: after the reservation window it comes back, while
-    # the real participants, who opened theirs, keep it.
+    # The hoarder answered none of its work: after the first-answer hold it comes back, while
+    # the real participants, who answered, keep theirs.
     def slots_taken():
         return sum(Item.objects.filter(campaign=campaign).values_list("slots_taken", flat=True))
 

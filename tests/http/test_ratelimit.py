@@ -142,3 +142,35 @@ def test_the_client_address_comes_from_a_trusted_proxy_only(rf, settings):
     assert ratelimit.client_address(request) == "10.1.1.1"
     settings.RATELIMIT_TRUSTED_PROXIES = 1
     assert ratelimit.client_address(request) == "203.0.113.5"
+
+
+# --- newcomer starts scale with the study -----------------------------------------------------
+
+@pytest.mark.parametrize(("size", "limits"), [
+    (6, (2, 10)),  # a tiny study: two starts an address, ten from addresses seen before
+    (105, (6, 27)),
+    (10_000, (10, 2000)),  # capped by CLAIM_LIMIT_PER_ADDRESS and CLAIM_LIMIT_PER_STUDY
+    (0, (10, 2000)),  # size unknown: the fixed limits
+])
+def test_newcomer_limits_scale_with_the_study(settings, size, limits):
+    settings.CLAIM_LIMIT_PER_ADDRESS, settings.CLAIM_LIMIT_PER_STUDY = 10, 2000
+    settings.CLAIM_SHARE_PER_ADDRESS, settings.CLAIM_SHARE_REPEAT = 0.05, 0.25
+    assert ratelimit.newcomer_limits(size) == limits
+
+
+def test_addresses_seen_before_share_one_budget_while_a_fresh_address_always_starts(rf, settings):
+    settings.RATELIMIT_ENABLED = True
+    settings.CLAIM_LIMIT_PER_ADDRESS, settings.CLAIM_LIMIT_PER_STUDY = 10, 2000
+    settings.CLAIM_SHARE_PER_ADDRESS, settings.CLAIM_SHARE_REPEAT = 0.05, 0.25
+    ratelimit.reset()
+
+    def start(address: str, n: int) -> int | None:
+        request = rf.post("/c/study/", REMOTE_ADDR=address)
+        return ratelimit.start_retry_after(request, campaign_id=7, worker_key=f"p:{n}",
+                                           newcomer=True, study_size=105)
+
+    started = sum(start(f"203.0.113.{a}", a * 100 + n) is None
+                  for a in range(12) for n in range(12))
+    assert started == 12 + 27  # a first start per address, then a quarter of the study
+    assert start("198.51.100.1", 9999) is None  # a newcomer from a fresh address
+    assert start("198.51.100.1", 9998) is not None  # ... but not a second one now

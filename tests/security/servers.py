@@ -111,3 +111,23 @@ def gzip_bomb(decompressed_bytes: int):
         send(handler, 200, body, {"Content-Encoding": "gzip"})
     answer.compressed = len(body)
     return answer
+
+
+def prolific_submissions(token: str, submissions: dict[str, dict]):
+    """A stand-in for Prolific's API (GET /api/v1/submissions/<SESSION_ID>/ with
+    `Authorization: Token <token>`): the submission object (id, participant, study_id, status)
+    of a session it knows, else 404 as Prolific answers; 401 for another token."""
+    def answer(handler) -> None:
+        if handler.headers.get("Authorization") != f"Token {token}":
+            send(handler, 401, json.dumps({"error": {"detail": "Invalid token."}}).encode())
+            return
+        prefix = "/api/v1/submissions/"
+        session = handler.path[len(prefix):].rstrip("/") if handler.path.startswith(prefix) else ""
+        found = submissions.get(session)
+        if handler.command != "GET" or found is None:
+            send(handler, 404, json.dumps({"error": {"detail": "Not found."}}).encode())
+            return
+        send(handler, 200, json.dumps({"id": session, "started_at": "2026-12-04T03:00:00Z",
+                                       "completed_at": None, "entered_code": None,
+                                       **found}).encode())
+    return answer

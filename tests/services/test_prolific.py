@@ -134,3 +134,4 @@ def test_no_token_is_a_clear_400_and_sends_nothing(owner, prolific, settings):
     with pytest.raises(ProlificError) as caught:
         submissions_send_to_prolific(campaign=_study(owner), token="")
     assert caught.value.status == 400 and prolific.requests == []
+

@@ -298,6 +298,9 @@ def limits_on(settings):
     settings.CLAIM_LIMIT_PER_ADDRESS = 3
     settings.CLAIM_LIMIT_PER_WORKER = 2
     settings.CLAIM_LIMIT_PER_STUDY = 100
+    # The fixed limits above, whatever the study's size (tests/http/test_ratelimit.py has the
+    # limits that scale with it).
+    settings.CLAIM_SHARE_PER_ADDRESS = settings.CLAIM_SHARE_REPEAT = 1000.0
     return settings
 
 

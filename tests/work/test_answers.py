@@ -167,8 +167,9 @@ def test_answers_cannot_be_saved_in_a_returned_assignment(assignment):
 def test_saving_an_answer_runs_a_few_queries(assignment, django_assert_max_num_queries):
     assignment = Assignment.objects.select_related("campaign").get(pk=assignment.pk)
     # the read of the assignment and the item, then one call of campaigns_save_answer,
-    # whether the save inserts, repeats or hands the assignment in
-    with django_assert_max_num_queries(2):
+    # whether the save inserts, repeats or hands the assignment in; an assignment's first
+    # answer also turns its first-answer hold into the full timeout (one UPDATE, once)
+    with django_assert_max_num_queries(3):
         submit(assignment)
     with django_assert_max_num_queries(2):
         submit(assignment)
@@ -264,8 +265,9 @@ def test_saving_by_token_reads_the_answers_with_the_campaigns_schema(assignment,
                                                                      django_assert_num_queries):
     calls = []
     # one read (assignment, campaign, worker, item), then one call that locks, saves and
-    # hands in if nothing is left (campaigns_save_answer).
-    with django_assert_num_queries(2):
+    # hands in if nothing is left (campaigns_save_answer); the first answer then turns the
+    # first-answer hold into the full timeout.
+    with django_assert_num_queries(3):
         saved = annotation_submit(token=assignment.token, position=1,
                                   answers=_reader(ANSWERS, calls), seconds_spent=3)
     found = saved.assignment

@@ -11,8 +11,8 @@ from campaigns.schema import AnswerInvalid
 from campaigns.tasks import task_expire_assignments
 from campaigns.work import (
     annotation_submit,
+    assignment_answered,
     assignment_claim,
-    assignment_opened,
     assignment_submit,
     assignments_expire,
     worker_get_or_create,
@@ -142,9 +142,9 @@ def test_a_claim_takes_one_slot_on_each_of_n_least_filled_items(owner):
     assert list(a.slots.values_list("position", flat=True)) == [1, 2, 3]
     assert slots(items) == {items[0].pk: 1, items[1].pk: 1, items[2].pk: 1, items[3].pk: 1,
                             items[4].pk: 1}
-    # Held for the reservation window until the worker opens an item, then the full timeout.
+    # Held for the first-answer hold until the worker saves an answer, then the full timeout.
     assert before + timedelta(minutes=5) <= a.deadline <= timezone.now() + timedelta(minutes=5)
-    assignment_opened(a)
+    assignment_answered(a)
     assert before + timedelta(minutes=30) <= a.deadline <= timezone.now() + timedelta(minutes=30)
 
 

@@ -1,7 +1,8 @@
-"""The reservation window: work claimed and never opened comes back in minutes.
+"""The first-answer hold: work claimed and never answered comes back in minutes.
 
-A new assignment holds its items for ASSIGNMENT_RESERVATION_MINUTES; the first item page the
-worker opens extends the hold to the campaign's full timeout, counted from the claim.
+A new assignment holds its items for ASSIGNMENT_RESERVATION_MINUTES; the first answer saved
+extends the hold to the campaign's full timeout, counted from the claim. Opening item pages
+does not: a script can open every page it claims.
 """
 from datetime import timedelta
 
@@ -12,8 +13,8 @@ from django.utils import timezone
 from campaigns.errors import NoWorkAvailable
 from campaigns.models import Assignment, Item
 from campaigns.work import (
+    assignment_answered,
     assignment_claim,
-    assignment_opened,
     assignments_expire,
     worker_get_or_create,
 )
@@ -43,38 +44,54 @@ def test_a_new_assignment_is_held_for_the_reservation_window_only(scarce, settin
     assert before + timedelta(minutes=4) <= held.deadline <= timezone.now() + timedelta(minutes=4)
     with pytest.raises(NoWorkAvailable):
         claim(scarce, "worker")  # within the window the items are taken
-    # Five minutes later nobody opened it: the expiry gives both slots back.
+    # Five minutes later nobody answered: the expiry gives both slots back.
     assert assignments_expire(now=timezone.now() + timedelta(minutes=5)) == 1
     assert Assignment.objects.get(pk=held.pk).status == "expired"
     assert set(Item.objects.filter(campaign=scarce).values_list("slots_taken", flat=True)) == {0}
     assert claim(scarce, "worker").slots.count() == 2
 
 
-def test_opening_an_item_page_extends_the_hold_to_the_full_timeout(client, scarce, settings):
+def test_opening_item_pages_does_not_extend_the_hold(client, scarce, settings):
+    settings.RATELIMIT_ENABLED = False
+    settings.ASSIGNMENT_RESERVATION_MINUTES = 5
+    held = claim(scarce, "opener")
+    first = held.deadline
+    for position in (1, 2, 1):
+        assert client.get(reverse("campaigns:item", args=[held.token, position])).status_code == 200
+    held.refresh_from_db()
+    assert held.deadline == first
+    assert assignments_expire(now=timezone.now() + timedelta(minutes=6)) == 1
+
+
+def test_the_first_answer_saved_extends_the_hold_to_the_full_timeout(client, scarce, settings):
+    from tests.views.conftest import VALID_CONTINUATION
+
     settings.RATELIMIT_ENABLED = False
     held = claim(scarce, "reader")
     assert client.get(reverse("campaigns:item", args=[held.token, 1])).status_code == 200
+    response = client.post(reverse("campaigns:item", args=[held.token, 1]), VALID_CONTINUATION)
+    assert response.status_code == 302
     held.refresh_from_db()
     assert held.deadline == held.started_at + timedelta(minutes=60)
     assert assignments_expire(now=timezone.now() + timedelta(minutes=30)) == 0
     assert assignments_expire(now=held.deadline) == 1
 
 
-def test_later_pages_write_nothing(scarce, django_assert_num_queries):
+def test_later_answers_write_nothing(scarce, django_assert_num_queries):
     held = claim(scarce, "reader")
-    assignment_opened(held)
+    assignment_answered(held)
     full = held.deadline
     with django_assert_num_queries(0):
-        assignment_opened(held)
+        assignment_answered(held)
     assert Assignment.objects.get(pk=held.pk).deadline == full
 
 
-def test_an_assignment_expired_in_its_window_is_not_revived_by_opening_it(scarce):
+def test_an_assignment_expired_in_its_hold_is_not_revived(scarce):
     held = claim(scarce, "late")
     Assignment.objects.filter(pk=held.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     assert assignments_expire() == 1
     held.refresh_from_db()
-    assignment_opened(held)
+    assignment_answered(held)
     held.refresh_from_db()
     assert held.status == "expired" and held.deadline < timezone.now()
 
@@ -101,6 +118,7 @@ def test_the_wait_shown_to_a_latecomer_follows_the_reservation(client, scarce, s
 
 def test_an_answer_given_without_the_page_shown_first_extends_the_hold_too(client, scarce,
                                                                              settings):
+    """(The item page's form posted directly: the save, not the page, extends the hold.)"""
     from tests.views.conftest import VALID_CONTINUATION
 
     settings.RATELIMIT_ENABLED = False
