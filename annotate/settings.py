@@ -56,6 +56,8 @@ MIDDLEWARE = [
     # their error pages included, may be framed by MTurk and only by MTurk.
     "annotate.http.frames.WorkerFrameMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Worker pages switch to their campaign's language; every request starts and ends in ours.
+    "annotate.http.language.LanguageResetMiddleware",
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
     "annotate.http.ratelimit.RateLimitMiddleware",
     "annotate.http.limits.RequestSizeMiddleware",
@@ -105,6 +107,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "campaigns.pages.language.page_language",
             ],
         },
     },
@@ -169,6 +172,11 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-us"
+# The languages the worker pages ship translations for (locale/); a campaign may name any
+# BCP 47 language, whose pages then show the product's strings in English.
+LANGUAGES = [("en", "English"), ("de", "Deutsch"), ("es", "Español"), ("fr", "Français"),
+             ("zh-hans", "简体中文"), ("ja", "日本語"), ("ar", "العربية")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -251,7 +259,7 @@ JOBS_RUNNING_PER_RESEARCHER = env.int("JOBS_RUNNING_PER_RESEARCHER", default=1)
 # Memory one job may allocate in its worker process beyond what the process held (0: no
 # limit); past it the job fails with that reason (campaigns/jobs/memory.py). Worker processes
 # are replaced once their resident memory passes CELERY_WORKER_MAX_MEMORY_PER_CHILD (KiB).
-JOB_MEMORY_LIMIT_MB = env.int("JOB_MEMORY_LIMIT_MB", default=3072)
+JOB_MEMORY_LIMIT_MB = env.int("JOB_MEMORY_LIMIT_MB", default=5120)
 CELERY_WORKER_MAX_MEMORY_PER_CHILD = env.int("CELERY_WORKER_MAX_MEMORY_PER_CHILD",
                                              default=1_500_000)
 # Exports: rows per query/progress update, and when a running job without progress is lost.
@@ -270,6 +278,11 @@ IMPORT_STALE_SECONDS = env.int("IMPORT_STALE_SECONDS", default=600)
 STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
 # The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
 STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
+# The memory a statistics computation may use (MB): a campaign whose estimate is over it is
+# refused with a clear message; one that reaches half of it once its data is read gets fewer
+# resamples, said in the result (campaigns/selectors/analysis/budget.py). 0: no limit. Keep it
+# under JOB_MEMORY_LIMIT_MB, the hard stop of every job.
+STATISTICS_MEMORY_LIMIT_MB = env.int("STATISTICS_MEMORY_LIMIT_MB", default=4096)
 # LLM judges: the local provider's endpoint (the demo's), unset so nothing is called; a
 # request's deadline (connect and every read); the longest backoff honoured.
 LLM_JUDGE_LOCAL_URL = env.str("LLM_JUDGE_LOCAL_URL", default="")

@@ -85,10 +85,11 @@ SCHEMA = {
 WORDS = ("the film was a slow and quiet study of grief with moments of real beauty though its "
          "second half drags and the ending feels unearned despite strong acting by the lead "
          "I cannot believe anyone is giving this movie a good rating terrible plot pace").split()
-KINDS = ("claim", "item", "submit")  # the requests of one submission
+KINDS = ("claim", "item", "submit", "done")  # the requests of one submission
 ENTRY = "entry"  # the study link, opened once per simulated worker (not per submission)
 FORM_KEY_FIELD = re.compile(rb'name="form_key" value="([^"]+)"')
 STARTED_FIELD = re.compile(rb'name="started" value="([^"]+)"')
+PAGE_URL = re.compile(rb'<body data-page-url="([^"]+)"')
 
 
 # --- setup ---------------------------------------------------------------------------------
@@ -97,12 +98,14 @@ def _text(rng: random.Random, n_words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n_words))
 
 
-def make_campaign(owner, slug: str, n_items: int) -> Campaign:
-    """A live campaign of n_items (imported through the import service), k=3, 1 per HIT."""
+def make_campaign(owner, slug: str, n_items: int, per_assignment: int = 1) -> Campaign:
+    """A live campaign of n_items (imported through the import service), k=3, per_assignment
+    items per HIT."""
     Campaign.objects.filter(slug=slug).delete()
     campaign = Campaign.objects.create(
         owner=owner, slug=slug, name=slug, schema=SCHEMA, status="live",
-        annotations_per_item=3, items_per_assignment=1, assignment_timeout_minutes=30,
+        annotations_per_item=3, items_per_assignment=per_assignment,
+        assignment_timeout_minutes=30,
         # One worker takes HIT after HIT (a Prolific participant's default would be one).
         max_assignments_per_worker=1_000_000)
     rng = random.Random(11)
@@ -119,15 +122,18 @@ def make_campaign(owner, slug: str, n_items: int) -> Campaign:
     return campaign
 
 
-def start_gunicorn(port: int, workers: int, threads: int = 1) -> subprocess.Popen:
-    env = {**os.environ, "DEBUG": "false", "SECRET_KEY": "bench-" + "x" * 50,
+def start_gunicorn(port: int, workers: int, threads: int = 1,
+                   root: Path = ROOT) -> subprocess.Popen:
+    """gunicorn serving the checkout at `root` (this one, or another for before/after runs)."""
+    env = {**os.environ, "PYTHONPATH": str(root), "DEBUG": "false",
+           "SECRET_KEY": "bench-" + "x" * 50,
            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false",
            "RATELIMIT_ENABLED": "false", "CONN_MAX_AGE": "600",
            # The project's settings with the ceiling view's URLconf (bench/urls.py).
            "DJANGO_SETTINGS_MODULE": "bench.settings",
-           "STATIC_ROOT": "/tmp/annotate-bench-static", "LOG_LEVEL": "ERROR"}
+           "STATIC_ROOT": f"/tmp/annotate-bench-static-{port}", "LOG_LEVEL": "ERROR"}
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-                   cwd=ROOT, env=env, check=True)
+                   cwd=root, env=env, check=True)
     gunicorn = str(Path(sys.executable).with_name("gunicorn"))
     proc = subprocess.Popen(
         # --preload: the app is imported once in the master, not by every worker at once.
@@ -136,7 +142,7 @@ def start_gunicorn(port: int, workers: int, threads: int = 1) -> subprocess.Pope
          # Heartbeat files in memory, as docker/gunicorn.conf.py sets in production.
          *(["--worker-tmp-dir", "/dev/shm"] if os.path.isdir("/dev/shm") else []),
          *(["--worker-class", "gthread", "--threads", str(threads)] if threads > 1 else [])],
-        cwd=ROOT, env=env, start_new_session=True)
+        cwd=root, env=env, start_new_session=True)
     for _ in range(300):
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -267,9 +273,27 @@ class Client:
             self.sock = None
 
 
+def _landed(status: int, location: str, html: bytes) -> str:
+    """Where a POST took the worker: a redirect's target (Post/Redirect/Get), or the address of
+    the page it answered with (data-page-url, one request per answered item)."""
+    if status in (302, 303):
+        return location
+    match = PAGE_URL.search(html) if status == 200 else None
+    return match.group(1).decode() if match else ""
+
+
+def _item_page(client: Client, status: int, landed: str, html: bytes):
+    """The item page the worker is on: the POST's answer, or fetched after its redirect."""
+    if status in (302, 303):
+        status, _, html = client.request("item", "GET", landed)
+    started, key = STARTED_FIELD.search(html), FORM_KEY_FIELD.search(html)
+    return (started, key) if status == 200 and started and key else None
+
+
 def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: dict,
-                stop: threading.Event) -> None:
-    """One worker: the study link once, then claim, item page, submit until time is up."""
+                stop: threading.Event, per_assignment: int = 1,
+                follow_done: bool = False) -> None:
+    """One worker: the study link once, then claim and answer each item until time is up."""
     pid = hashlib.sha256(tag.encode()).hexdigest()[:24]  # in Prolific's form
     ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
     status, _, html = client.request(ENTRY, "GET", f"/c/{slug}/?{urllib.parse.urlencode(ids)}")
@@ -281,28 +305,35 @@ def worker_loop(client: Client, slug: str, tag: str, deadline: float, results: d
     n = 0
     while time.perf_counter() < deadline and not stop.is_set():
         n += 1
-        status, location, _ = client.request("claim", "POST", f"/c/{slug}/", claim)
+        status, location, html = client.request("claim", "POST", f"/c/{slug}/", claim)
         if status == 409:  # no work left: the campaign is used up
             stop.set()
             break
-        if status != 302 or not location.startswith("/a/"):
+        landed = _landed(status, location, html)
+        if not landed.startswith("/a/"):
             results["errors"].append(("claim", status))
             continue
-        token = location.split("/")[2]
-        status, _, html = client.request("item", "GET", location)
-        started, key = STARTED_FIELD.search(html), FORM_KEY_FIELD.search(html)
-        if status != 200 or not started or not key:
-            results["errors"].append(("item", status))
-            continue
-        answers = {"q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
-                   "form_key": key.group(1).decode(), "started": started.group(1).decode()}
-        status, location, _ = client.request("submit", "POST", location, answers)
-        if status in (200, 201, 302, 303):
-            results["submitted"].append(token)
-            if location == f"/a/{token}/done/":  # the only item saved: handed in
-                results["handed_in"].append(token)
+        token = landed.split("/")[2]
+        for position in range(1, per_assignment + 1):
+            page = _item_page(client, status, landed, html)
+            if page is None or landed != f"/a/{token}/{position}/":
+                results["errors"].append(("item", status, landed))
+                break
+            started, key = page
+            answers = {"q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
+                       "form_key": key.group(1).decode(), "started": started.group(1).decode()}
+            status, location, html = client.request("submit", "POST", landed, answers)
+            landed = _landed(status, location, html)
+            if not landed:
+                results["errors"].append(("submit", status))
+                break
+            results["answered"].append(1)
         else:
-            results["errors"].append(("submit", status))
+            results["submitted"].append(token)
+            if landed == f"/a/{token}/done/":  # the last item saved: handed in
+                results["handed_in"].append(token)
+                if follow_done and status in (302, 303):  # as a browser follows the redirect
+                    client.request("done", "GET", landed)
 
 
 def ceiling_loop(client: Client, deadline: float, results: dict) -> None:
@@ -454,38 +485,48 @@ class AutoAnalyze(threading.Thread):
         return self.analyzed
 
 
-def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: list) -> float:
+def crowd(campaign: Campaign, n: int, seconds: float, port: int, all_submitted: list,
+          figures: dict | None = None, follow_done: bool = False) -> float:
+    """One run of n workers; returns submissions/s and fills `figures` (per answered item)."""
     vacuum()
     stop = threading.Event()
     analyze = AutoAnalyze()
     analyze.start()
     timings, results, elapsed, cpu = run(worker_loop, n, seconds, port, slug=campaign.slug,
-                                         stop=stop)
+                                         stop=stop, per_assignment=campaign.items_per_assignment,
+                                         follow_done=follow_done)
     analyzed = analyze.stop()
     rate = len(results["submitted"]) / elapsed
     all_submitted += results["submitted"]
     errors = results["errors"]
     detail = f"errors {len(errors)}" + (f" e.g. {errors[:3]}" if errors else "")
     print(f"  N={n:<3} {len(results['submitted']):>6} submissions in {elapsed:5.1f}s = "
-          f"{rate:7.1f} submissions/s  (redirected to the done page "
+          f"{rate:7.1f} submissions/s  (handed in by the last save "
           f"{len(results['handed_in'])}, {detail}"
           f"{', campaign used up' if stop.is_set() else ''}; client CPU {cpu:.1f}s; "
           f"load average {os.getloadavg()[0]:.1f})")
     requests = sum(len(timings[kind]) for kind in KINDS)
+    answered = max(len(results["answered"]), 1)
     server = results["server_cpu"]  # includes the N entry GETs (a few ms in all)
-    print(f"    {len(KINDS)} requests per submission (+ {len(timings[ENTRY])} entry GETs, one "
-          f"per worker): {requests / elapsed:.1f} requests/s; gunicorn CPU "
+    per_submission = requests / max(len(results["submitted"]), 1)
+    print(f"    {per_submission:.2f} requests per submission, {requests / answered:.2f} per "
+          f"answered item (+ {len(timings[ENTRY])} entry GETs, one per worker): "
+          f"{requests / elapsed:.1f} requests/s; gunicorn CPU "
           f"{1000 * server / max(requests, 1):.1f} ms per request, "
-          f"{1000 * server / max(len(results['submitted']), 1):.1f} ms per submission; "
-          f"PostgreSQL CPU {1000 * results['postgres_cpu'] / max(len(results['submitted']), 1):.1f}"
-          f" ms per submission; client CPU {1000 * cpu / max(len(results['submitted']), 1):.1f}"
-          " ms per submission")
+          f"{1000 * server / answered:.2f} ms per answered item; PostgreSQL CPU "
+          f"{1000 * results['postgres_cpu'] / answered:.2f} ms per answered item; client CPU "
+          f"{1000 * cpu / answered:.2f} ms per answered item")
     report_latencies(timings, KINDS)
     report_latencies(timings, [ENTRY])
     if analyzed:
         counts = ", ".join(f"{t.removeprefix('campaigns_')} {analyzed.count(t)}"
                            for t in dict.fromkeys(analyzed))
         print(f"    ANALYZE during the run (autovacuum's rule, autovacuum being off): {counts}")
+    if figures is not None:
+        figures.update(rate=rate, requests_per_item=requests / answered,
+                       server_ms=1000 * server / answered,
+                       postgres_ms=1000 * results["postgres_cpu"] / answered,
+                       items_per_s=len(results["answered"]) / elapsed)
     return rate
 
 
@@ -509,7 +550,9 @@ def verify(campaign: Campaign, submitted: list[str]) -> bool:
         Annotation.objects.filter(campaign=campaign).values("assignment__token")
         .annotate(n=Count("id")).values_list("assignment__token", "n"))
     missing = [t for t in submitted if per_assignment.get(t, 0) == 0]
-    duplicated = [t for t, n in per_assignment.items() if n != 1]
+    per_item = campaign.items_per_assignment  # every item of a handed-in assignment, once
+    duplicated = [t for t in submitted if per_assignment.get(t, 0) != per_item]
+    duplicated += [t for t, n in per_assignment.items() if n > per_item]
     repeated_submits = len(submitted) - len(set(submitted))
     status = dict(Assignment.objects.filter(campaign=campaign, token__in=submitted)
                   .values_list("token", "status"))
@@ -534,6 +577,59 @@ def verify(campaign: Campaign, submitted: list[str]) -> bool:
     return ok
 
 
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def compare(args, owner) -> bool:
+    """Before (the checkout at --compare) and after (this one), alternating short blocks on
+    two servers over the same database: at N=64 with one item per assignment, submissions per
+    one-INSERT request (each run's ceiling measured on its own server right after it), and
+    with --multi items per assignment, requests and CPU per answered item."""
+    n = max(int(x) for x in args.n.split(","))
+    one = make_campaign(owner, "bench-crowd", args.items)
+    multi = make_campaign(owner, "bench-crowd-multi", args.items, per_assignment=args.multi)
+    servers = {"before": (start_gunicorn(args.port + 1, args.workers, args.threads,
+                                         root=Path(args.compare).resolve()), args.port + 1),
+               "after": (start_gunicorn(args.port, args.workers, args.threads), args.port)}
+    shares: dict = defaultdict(list)
+    per_item: dict = defaultdict(list)
+    submitted: dict = defaultdict(list)
+    try:
+        for block in range(args.blocks):
+            for label in ("before", "after") if block % 2 == 0 else ("after", "before"):
+                proc, port = servers[label]
+                SERVER[:] = [proc]
+                print(f"block {block + 1}, {label} ({args.compare if label == 'before' else ROOT})")
+                rate = crowd(one, n, args.seconds, port, submitted["one"],
+                             follow_done=args.follow_done)
+                shares[label].append(rate / ceiling(n, min(args.seconds, 5), port))
+                print(f"    {shares[label][-1]:.3f} submissions per one-INSERT request")
+                figures: dict = {}
+                crowd(multi, n, args.seconds, port, submitted["multi"], figures,
+                      follow_done=args.follow_done)
+                per_item[label].append(figures)
+    finally:
+        for proc, _ in servers.values():
+            stop_gunicorn(proc)
+    ratios = [a / b for a, b in zip(shares["after"], shares["before"], strict=True)]
+    print(f"\nbefore vs after, {args.blocks} alternating blocks at N={n} (shared machine):")
+    for label in ("before", "after"):
+        rows = per_item[label]
+        print(f"  {label:<6} one item per assignment: submissions per one-INSERT request "
+              f"{' / '.join(f'{x:.3f}' for x in shares[label])} (median "
+              f"{_median(shares[label]):.3f}); {args.multi} items per assignment, median per "
+              f"answered item: {_median([r['requests_per_item'] for r in rows]):.2f} requests, "
+              f"gunicorn CPU {_median([r['server_ms'] for r in rows]):.2f} ms, PostgreSQL CPU "
+              f"{_median([r['postgres_ms'] for r in rows]):.2f} ms, "
+              f"{_median([r['items_per_s'] for r in rows]):.1f} answered items/s")
+    print(f"  after / before, per block: {', '.join(f'{r:.2f}' for r in ratios)}; median "
+          f"{_median(ratios):.2f}")
+    return verify(one, submitted["one"]) & verify(multi, submitted["multi"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     # Two sync workers per core: fewer leave a core idle while a request waits on PostgreSQL;
@@ -546,6 +642,15 @@ def main() -> int:
     parser.add_argument("--n", default="1,8,32,64", help="numbers of simulated workers")
     parser.add_argument("--items", type=int, default=20_000)
     parser.add_argument("--big-items", type=int, default=200_000, help="0 skips the big run")
+    parser.add_argument("--compare", default="",
+                        help="another checkout (the code before): alternate blocks of before "
+                             "and after instead of the runs above")
+    parser.add_argument("--blocks", type=int, default=4, help="blocks of --compare")
+    parser.add_argument("--follow-done", action="store_true",
+                        help="GET the done page after a redirect to it, as a browser does (the "
+                             "flow with one request per answered item gets it with the save)")
+    parser.add_argument("--multi", type=int, default=12,
+                        help="items per assignment of --compare's second campaign")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:
@@ -557,6 +662,12 @@ def main() -> int:
           f"{connection.pg_version}, {os.cpu_count()} CPUs, {args.seconds:g}s per run; "
           f"each worker opens the study link once, then loops claim POST, item GET, submit "
           f"POST (the submit hands the one-item assignment in)")
+    if args.compare:
+        ok = compare(args, owner)
+        with connection.cursor() as cursor:
+            cursor.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        print("VERDICT:", "OK" if ok else "INTEGRITY VIOLATIONS")
+        return 0 if ok else 1
     small = make_campaign(owner, "bench-crowd", args.items)
     proc = start_gunicorn(args.port, args.workers, args.threads)
     SERVER[:] = [proc]

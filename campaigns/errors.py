@@ -43,3 +43,10 @@ class ResumeRefused(ServiceError):
 
 class Conflict(ServiceError):
     code, status = "conflict", 409
+
+
+class ScreenedOut(ServiceError):
+    """The worker's intake answers make them ineligible, or their quota is full: no work on
+    this campaign, now or later (`reason`: "ineligible:<question id>" or "quota:<id>")."""
+
+    code, status = "screened_out", 403

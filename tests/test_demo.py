@@ -71,7 +71,7 @@ def test_make_demo_serves_its_links_with_a_worker_and_ctrl_c_leaves_nothing_behi
             time.sleep(0.2)
         out = "".join(lines)
         links = re.findall(r"(?:Admin|Try it):\s+(\S+)", out)
-        assert len(links) == 6, out
+        assert len(links) == 7, out  # the admin and six campaigns
         assert all(link.startswith(f"http://127.0.0.1:{port}/") for link in links)
         for link in links:
             assert _status(link) == 200, link

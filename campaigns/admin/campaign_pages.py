@@ -67,15 +67,18 @@ def import_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
     rejected = None
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        transcripts = form.cleaned_data["transcripts"] or "messages"
         if import_is_background(size=upload.size):  # past a web request's time: a job
             job = import_job_create(campaign=campaign, requested_by=request.user, upload=upload,
-                                    filename=upload.name, fmt=form.cleaned_data["format"] or None)
+                                    filename=upload.name, fmt=form.cleaned_data["format"] or None,
+                                    options={"transcripts": transcripts})
             messages.info(request, f"“{job.filename}” is being imported in the background; "
                           "its outcome appears below (reload to follow it).")
             return redirect(request.path)
         try:
             result = items_import(campaign=campaign, content=upload.read(),
-                                  filename=upload.name, fmt=form.cleaned_data["format"] or None)
+                                  filename=upload.name, fmt=form.cleaned_data["format"] or None,
+                                  transcripts=transcripts)
         except ImportRejected as exc:
             rejected = exc
         else:

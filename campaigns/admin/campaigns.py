@@ -51,12 +51,14 @@ class CampaignAdmin(admin.ModelAdmin):
             "fields": ("instructions", "instructions_preview", "examples", "examples_preview")}),
         ("Consent and intake questions", {
             "fields": ("consent_text", "consent_preview", "intake_questions")}),
+        ("Language", {"fields": ("language", "language_from_browser")}),
         ("Assignment settings", {"fields": (
             "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
             "max_assignments_per_worker", "attention_checks_per_assignment",
             "gold_items_per_assignment")}),
         ("Completion", {"fields": ("recruitment", "completion_mode", "completion_code",
                                    "completion_code_failed_checks", "completion_code_no_work",
+                                   "completion_code_screened_out",
                                    "completion_redirect_url", "platform_setup", "mturk_note")}),
         ("Approvals and bonus", {
             "description": "The bonus column of the submissions list, in the study's currency.",

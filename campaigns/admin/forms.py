@@ -17,7 +17,7 @@ from ..services.campaigns import SETTINGS_FIELDS, SLUG_UNAVAILABLE, campaign_che
 MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 # Which form field a configuration problem belongs next to, by the first part of its path.
 _ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url",
-                 "min_seconds_per_item", "min_seconds_per_word")
+                 "min_seconds_per_item", "min_seconds_per_word", "language")
 
 
 class PrettyJSONField(forms.JSONField):
@@ -100,11 +100,12 @@ class CampaignAdminForm(forms.ModelForm):
         model = Campaign
         fields = ("name", "slug", "owner", "collaborators", "description", "source", "schema",
                   "instructions", "examples", "consent_text", "intake_questions",
+                  "language", "language_from_browser",
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
                   "gold_items_per_assignment", "completion_mode", "completion_code",
                   "completion_redirect_url", "recruitment", "completion_code_failed_checks",
-                  "completion_code_no_work",
+                  "completion_code_no_work", "completion_code_screened_out",
                   "bonus_per_item", "bonus_per_gold_correct",
                   "min_seconds_per_item", "min_seconds_per_word")
         # Slugs are public URLs, unique across researchers: a taken one is not theirs to name.
@@ -119,6 +120,8 @@ class CampaignAdminForm(forms.ModelForm):
                 self.fields[name].required = False
         if "recruitment" in self.fields:
             self.fields["recruitment"].required = False
+        if "language" in self.fields:
+            self.fields["language"].required = False
         preview_url = reverse("admin:campaigns_campaign_markdown_preview")
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
@@ -134,6 +137,10 @@ class CampaignAdminForm(forms.ModelForm):
     def clean_recruitment(self):
         # Left out (a form posted before the field existed): a plain link, the model's default.
         return self.cleaned_data.get("recruitment") or Campaign.Recruitment.LINK
+
+    def clean_language(self):
+        # Left out (a form posted before the field existed): English, the model's default.
+        return (self.cleaned_data.get("language") or "").strip() or "en"
 
     def clean_intake_questions(self):
         return self.cleaned_data.get("intake_questions") or []
@@ -181,6 +188,13 @@ class ItemImportForm(forms.Form):
     format = forms.ChoiceField(
         required=False, choices=[("", "From the file name")] + [
             (f, FORMAT_LABELS.get(f, f.upper())) for f in FORMATS])
+    transcripts = forms.ChoiceField(
+        required=False, initial="messages", label="Conversations written as",
+        choices=[("messages", "OpenAI messages lists (role, content)"),
+                 ("hh-rlhf", "HH-RLHF transcripts (Human: ... Assistant: ...); rows of "
+                             "chosen/rejected become two outputs"),
+                 ("sharegpt", "ShareGPT turns (from, value)")],
+        help_text="How the file writes the conversations of chat fields and chat outputs.")
 
     def clean_file(self):
         upload = self.cleaned_data["file"]

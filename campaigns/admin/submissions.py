@@ -56,7 +56,7 @@ def download(campaign: Campaign, rows: list[dict], key: str) -> HttpResponse:
 def submissions_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """GET: the list (?download=csv|json|bonus|approve for its files); POST: send to Prolific."""
     # Imported on use: the list runs the quality checks (pandas, scipy).
-    from ..selectors.approvals import campaign_submissions
+    from ..selectors.approvals import campaign_submissions, screened_out_participants
     from ..services.prolific import (
         ProlificError,
         submissions_send_to_prolific,
@@ -92,5 +92,5 @@ def submissions_view(model_admin, request: HttpRequest, campaign: Campaign) -> H
         "original": campaign, "campaign": campaign, "has_view_permission": True,
         "title": f"Submissions: {campaign.name}", "rows": rows, "counts": counts,
         "form": form, "can_send": model_admin.has_change_permission(request, campaign),
-        "downloads": DOWNLOADS,
+        "downloads": DOWNLOADS, "screened_out": screened_out_participants(campaign=campaign),
     }, status=400 if form.errors else 200)

@@ -219,7 +219,8 @@ def agreement_table(frame: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT) 
 
 
 def subset_agreement(
-    frame: pd.DataFrame, levels: dict, subsets: dict[str, pd.Series], *, n_boot: int = N_BOOT
+    frame: pd.DataFrame, levels: dict, subsets: dict[str, pd.Series | None], *,
+    n_boot: int = N_BOOT
 ) -> pd.DataFrame:
     """agreement_table pooled (subset None) and within each value of each subset field.
 
@@ -227,10 +228,13 @@ def subset_agreement(
     "system" or an item field such as a language pair) to item id -> value. A pooled alpha
     over subsets that differ describes none of them (a language pair that agrees well pooled
     with one that does not), so each subset gets its own row with `subset` = {field: value}.
+    A field given as None is read from the frame's own column of that name (`system`, where a
+    rating of one output of an item is that output's system's).
     """
     tables = [agreement_table(frame, levels, n_boot=n_boot).assign(subset=None)]
     for field, values in subsets.items():
-        keys = values.reindex(frame["item"]).to_numpy()
+        keys = (frame[field].to_numpy() if values is None
+                else values.reindex(frame["item"]).to_numpy())
         for value in sorted({v for v in keys if v is not None and v == v}, key=str):
             table = agreement_table(frame[keys == value], levels, n_boot=n_boot)
             tables.append(table.assign(subset=[{field: value}] * len(table)))

@@ -70,6 +70,11 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, categories: np.ndarray,
     n_rows, n = a.shape
     flat = (np.arange(n_rows)[:, None] * k * k + a * k + b).ravel()
     table = np.bincount(flat, minlength=n_rows * k * k).reshape(n_rows, k, k) / n
+    return _kappa_from_table(table, k, weighted)
+
+
+def _kappa_from_table(table: np.ndarray, k: int, weighted: bool = False) -> np.ndarray:
+    """Cohen's kappa of tables[B, k, k] of proportions (cohen_kappa's weights)."""
     if weighted and k > 1:
         index = np.arange(k)
         weights = np.abs(index[:, None] - index[None, :]) / (k - 1)
@@ -124,6 +129,87 @@ def _figures(h: np.ndarray, j: np.ndarray, level: str, categories: np.ndarray,
     return out
 
 
+def _resampled_figures(hc: np.ndarray, jc: np.ndarray, categories: np.ndarray, level: str,
+                       *, n_boot: int, seed: int, kendall: bool) -> dict[str, np.ndarray]:
+    """_figures of `n_boot` resamples of the paired items (rows drawn with replacement), each
+    resample held as its table of (human, judge) category counts: every figure is a function
+    of that table, so memory is bounded by a chunk of draws whatever n_boot is."""
+    rng = np.random.default_rng(seed)
+    n, k = len(hc), len(categories)
+    pair = hc * k + jc
+    parts: dict[str, list] = {}
+    chunk = max(1, CHUNK_CELLS // max(n, min(k * k, 4 * n)))
+    by_rows = k * k > 4 * n  # many distinct values (interval data): rows beat tables
+    numeric = level != "nominal"
+    for start in range(0, n_boot, chunk):
+        size = min(chunk, n_boot - start)
+        draws = rng.integers(0, n, (size, n))
+        if by_rows:
+            figures = _figures(categories[hc[draws]] if numeric else None,
+                               categories[jc[draws]] if numeric else None, level, categories,
+                               hc[draws], jc[draws], kendall=kendall)
+        else:
+            drawn = pair[draws] + (np.arange(size) * k * k)[:, None]
+            table = np.bincount(drawn.ravel(), minlength=size * k * k).reshape(size, k, k)
+            figures = table_figures(table.astype(float), categories, level, kendall=kendall)
+        for name, values in figures.items():
+            parts.setdefault(name, []).append(values)
+    return {name: np.concatenate(values) for name, values in parts.items()}
+
+
+def table_figures(table: np.ndarray, categories: np.ndarray, level: str, *,
+                  kendall: bool = True) -> dict[str, np.ndarray]:
+    """_figures from tables[B, K, K] of (human, judge) category counts: exact agreement,
+    kappas, and for numeric levels Pearson on the values, Spearman on the average ranks the
+    margins give each category, and Kendall's tau-b from concordant and discordant pairs."""
+    n = table.sum(axis=(1, 2))
+    out = {"exact": np.trace(table, axis1=1, axis2=2) / n,
+           "kappa": _kappa_from_table(table / n[:, None, None], len(categories))}
+    if level == "nominal":
+        return out
+    out["kappa_weighted"] = _kappa_from_table(table / n[:, None, None], len(categories),
+                                              weighted=True)
+    rows, cols = table.sum(axis=2), table.sum(axis=1)
+    values = np.broadcast_to(categories.astype(float), rows.shape)
+    out["pearson"] = _table_pearson(table, values, values, rows, cols)
+    out["spearman"] = _table_pearson(table, np.cumsum(rows, axis=1) - (rows - 1) / 2,
+                                     np.cumsum(cols, axis=1) - (cols - 1) / 2, rows, cols)
+    if kendall:
+        out["kendall"] = _table_kendall(table, rows, cols, n)
+    return out
+
+
+def _table_pearson(table, x, y, rows, cols) -> np.ndarray:
+    """Pearson's r of paired values whose (x, y) categories are counted in `table`."""
+    n = rows.sum(axis=1, keepdims=True)
+    x = x - (rows * x).sum(axis=1, keepdims=True) / n
+    y = y - (cols * y).sum(axis=1, keepdims=True) / n
+    covariance = np.einsum("bij,bi,bj->b", table, x, y)
+    denominator = np.sqrt((rows * x * x).sum(axis=1) * (cols * y * y).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, covariance / np.where(denominator > 0, denominator, 1),
+                        np.nan)
+
+
+def _table_kendall(table, rows, cols, n) -> np.ndarray:
+    """Kendall's tau-b from tables of counts: (concordant - discordant) pairs over the pairs
+    not tied in each variable, as _kendall_rows counts them pair by pair."""
+    # above[b, i, j]: pairs of a cell (i, j) with cells strictly greater in both; beside:
+    # strictly greater human value, strictly smaller judge value.
+    later = np.cumsum(table[:, ::-1, :], axis=1)[:, ::-1, :] - table  # rows after i
+    after = np.cumsum(later[:, :, ::-1], axis=2)[:, :, ::-1]
+    greater = np.concatenate([after[:, :, 1:], np.zeros_like(after[:, :, :1])], axis=2)
+    before = np.cumsum(later, axis=2)
+    smaller = np.concatenate([np.zeros_like(before[:, :, :1]), before[:, :, :-1]], axis=2)
+    score = (table * (greater - smaller)).sum(axis=(1, 2))
+    pairs = n * (n - 1) / 2
+    untied_x = pairs - (rows * (rows - 1) / 2).sum(axis=1)
+    untied_y = pairs - (cols * (cols - 1) / 2).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((untied_x > 0) & (untied_y > 0), score / np.sqrt(untied_x * untied_y),
+                        np.nan)
+
+
 def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
     values = values[np.isfinite(values)]
     if len(values) < 2:
@@ -165,12 +251,11 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
     for name, values in point.items():
         row[name] = _number(values[0]) if n >= 2 or name == "exact" else None
     if n_boot > 0 and n >= 3:
-        # Resampled values held at once are bounded: big pooled tables get fewer resamples
-        # (never under MIN_RESAMPLES), whose percentiles are already steady at that size.
+        # Big pooled tables get fewer resamples (never under MIN_RESAMPLES), whose
+        # percentiles are already steady at that size: the time stays linear in ratings.
         n_boot = max(min(n_boot, MAX_RESAMPLED_VALUES // n), MIN_RESAMPLES)
-        draws = np.random.default_rng(seed).integers(0, n, (n_boot, n))
-        boot = _figures(hv[draws] if numeric else None, jv[draws] if numeric else None, level,
-                        categories, hc[draws], jc[draws], kendall=n <= MAX_KENDALL_BOOTSTRAP)
+        boot = _resampled_figures(hc, jc, categories, level, n_boot=n_boot, seed=seed,
+                                  kendall=n <= MAX_KENDALL_BOOTSTRAP)
         for name, values in boot.items():
             row[f"{name}_ci_low"], row[f"{name}_ci_high"] = _interval(values)
         if alpha is not None:
@@ -249,8 +334,9 @@ def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT,
                                                                keep="last")
     if ratings.empty:
         return pd.DataFrame(columns=COLUMNS)
-    ratings = ratings.assign(key=ratings["worker"].astype(str) + "\x1f"
-                             + ratings["item"].astype(str))
+    # One integer per (rater, item), numbered in sorted order: a compact key, and the pooled
+    # row's resamples do not depend on the order rows were read in.
+    ratings = ratings.assign(key=ratings.groupby(["worker", "item"], sort=True).ngroup())
     own = ratings[["key", "worker", "item", "system", *KEYS, "value"]]
     cross = own.merge(ratings[["item", *KEYS, "worker", "value"]], on=["item", *KEYS],
                       suffixes=("", "_other"))

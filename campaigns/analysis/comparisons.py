@@ -158,29 +158,66 @@ def _percentile(values: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
+def _resample_counts(codes: np.ndarray, n_codes: int, rng, size: int) -> np.ndarray:
+    """How often each value code occurs in each of `size` resamples of `codes` (rows drawn
+    with replacement, as codes[rng.integers(0, n, (size, n))]): counts[size, n_codes]."""
+    n = len(codes)
+    drawn = codes[rng.integers(0, n, (size, n))]
+    drawn += (np.arange(size) * n_codes)[:, None]
+    return np.bincount(drawn.ravel(), minlength=size * n_codes).reshape(size, n_codes)
+
+
 def _boot_unpaired(a, b, n_boot, seed):
+    """Cliff's delta and the mean difference of `n_boot` resamples of a and of b (each drawn
+    within its own sample). A resample is held as counts per distinct value, so Cliff's delta
+    is P(a > b) - P(a < b) from cumulative counts (no ranking, memory independent of the
+    number of resamples), exactly cliffs_delta of the resampled rows."""
     rng = np.random.default_rng(seed)
-    effects, diffs = [], []
+    domain, codes = np.unique(np.concatenate([a, b]), return_inverse=True)
+    codes_a, codes_b, v = codes[:len(a)], codes[len(a):], len(domain)
+    effects, diffs = np.empty(n_boot), np.empty(n_boot)
     chunk = max(1, CHUNK_CELLS // (len(a) + len(b)))
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
-        ra = a[rng.integers(0, len(a), (size, len(a)))]
-        rb = b[rng.integers(0, len(b), (size, len(b)))]
-        effects.append(cliffs_delta(ra, rb))
-        diffs.append(ra.mean(axis=1) - rb.mean(axis=1))
-    return np.concatenate(effects), np.concatenate(diffs)
+        ca = _resample_counts(codes_a, v, rng, size).astype(float)
+        cb = _resample_counts(codes_b, v, rng, size).astype(float)
+        below = np.cumsum(cb, axis=1) - cb  # b values smaller than each value
+        above = len(b) - below - cb
+        rows = slice(start, start + size)
+        effects[rows] = ((ca * below).sum(axis=1) - (ca * above).sum(axis=1)) / (len(a) * len(b))
+        diffs[rows] = ca @ domain / len(a) - cb @ domain / len(b)
+    return effects, diffs
 
 
 def _boot_paired(d, n_boot, seed):
+    """The matched-pairs rank-biserial correlation and the mean of `n_boot` resamples of the
+    differences d, from counts per distinct |d| and sign: the average rank of a value among
+    the nonzero |d| of its resample comes from cumulative counts, as rank_biserial_paired
+    computes it from ranks."""
     rng = np.random.default_rng(seed)
-    effects, diffs = [], []
+    domain, codes = np.unique(d, return_inverse=True)
+    magnitude = np.abs(domain)
+    order = np.unique(magnitude)
+    level = np.searchsorted(order, magnitude)  # each value's |d| level
+    positive, nonzero = (domain > 0).astype(float), (domain != 0).astype(float)
+    v, m = len(domain), len(order)
+    effects, diffs = np.empty(n_boot), np.empty(n_boot)
     chunk = max(1, CHUNK_CELLS // len(d))
     for start in range(0, n_boot, chunk):
         size = min(chunk, n_boot - start)
-        rd = d[rng.integers(0, len(d), (size, len(d)))]
-        effects.append(rank_biserial_paired(rd))
-        diffs.append(rd.mean(axis=1))
-    return np.concatenate(effects), np.concatenate(diffs)
+        counts = _resample_counts(codes, v, rng, size).astype(float)
+        per_level = np.zeros((size, m))
+        np.add.at(per_level.T, level, (counts * nonzero).T)  # nonzero values per |d| level
+        rank = np.cumsum(per_level, axis=1) - per_level + (per_level + 1) / 2
+        value_rank = rank[:, level]  # each value's average rank among the nonzero |d|
+        plus = (counts * positive * value_rank).sum(axis=1)
+        total = (counts * nonzero * value_rank).sum(axis=1)
+        rows = slice(start, start + size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            effects[rows] = np.where(total > 0, 2 * plus / np.where(total > 0, total, 1) - 1,
+                                     0.0)
+        diffs[rows] = counts @ domain / len(d)
+    return effects, diffs
 
 
 def _unit_means(group: pd.DataFrame, basis: str) -> dict[str, pd.Series]:

@@ -17,6 +17,22 @@ from scipy import stats
 
 from . import ATTENTION_FAILURES_TO_FLAG
 
+# The default reading-speed floor, used when a campaign sets no per-word floor of its own:
+# 0.06 s per displayed word is 1,000 words per minute, about four times the average silent
+# reading rate of adults (238 words per minute for English non-fiction, 260 for fiction;
+# Brysbaert 2019, "How many words do we read per minute?", J. Memory and Language 109) and
+# faster than skimming. A person who reads the item at all stays above it; a script
+# answering in a fraction of a second does not.
+DEFAULT_SECONDS_PER_WORD = 0.06
+
+
+def effective_word_floor(setting: float | None) -> float | None:
+    """The per-word floor a campaign's setting stands for: empty is the default reading floor,
+    0 switches the rule off (None), any other value is that floor."""
+    if setting is None:
+        return DEFAULT_SECONDS_PER_WORD
+    return setting if setting > 0 else None
+
 
 @dataclass(frozen=True)
 class QualityRules:

@@ -29,18 +29,19 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
     posterior = np.zeros((n_items, k))
     np.add.at(posterior, (items, labels), 1.0)
     posterior /= posterior.sum(axis=1, keepdims=True)
+    # The cells each rating adds to, fixed across iterations: confusion[w, c, l] += posterior
+    # [item, c] for the label l that worker w gave; the item's log posterior for class c.
+    cells = ((workers * k)[:, None] * k + np.arange(k)[None, :] * k + labels[:, None]).ravel()
+    item_cells = (items[:, None] * k + np.arange(k)[None, :]).ravel()
     for _ in range(iterations):
         priors = posterior.mean(axis=0)
-        # confusion[w, c, l] += posterior[item, c] for every label l that worker w gave
-        cells = (workers * k)[:, None] * k + np.arange(k)[None, :] * k + labels[:, None]
         confusion = SMOOTHING + np.bincount(
-            cells.ravel(), weights=posterior[items].ravel(), minlength=n_workers * k * k
+            cells, weights=posterior[items].ravel(), minlength=n_workers * k * k
         ).reshape(n_workers, k, k)
         confusion /= confusion.sum(axis=2, keepdims=True)
-        log_likelihood = np.log(confusion[workers, :, labels])
-        log_post = np.log(np.maximum(priors, 1e-12)) + np.stack([
-            np.bincount(items, weights=log_likelihood[:, c], minlength=n_items)
-            for c in range(k)], axis=1)
+        log_likelihood = np.log(confusion)[workers, :, labels]
+        log_post = np.log(np.maximum(priors, 1e-12)) + np.bincount(
+            item_cells, weights=log_likelihood.ravel(), minlength=n_items * k).reshape(n_items, k)
         log_post -= log_post.max(axis=1, keepdims=True)
         updated = np.exp(log_post)
         updated /= updated.sum(axis=1, keepdims=True)

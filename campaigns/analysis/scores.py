@@ -49,6 +49,8 @@ def item_cluster_ci(
     item all three reduce to the usual intervals. Items are sorted first, so the interval does
     not depend on the order rows were read in.
     """
+    if n_boot <= 0:  # no interval asked for: nothing to group
+        return None, None, None
     sums = pd.Series(values, dtype=float).groupby(np.asarray(items), sort=True).agg(["sum", "size"])
     y, m = sums["sum"].to_numpy(), sums["size"].to_numpy(dtype=float)
     k = len(y)

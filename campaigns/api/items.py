@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from annotate.http.limits import takes_uploads
 
-from ..importing import FORMATS, ImportRejected, RowError, decode
+from ..importing import FORMATS, TRANSCRIPTS, ImportRejected, RowError, decode
 from ..models import ImportJob, Item
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.items import items_import
@@ -109,9 +109,19 @@ class ItemImportApi(APIView):
         file = serializers.FileField(help_text="A .csv, .tsv, .json or .jsonl file (UTF-8).")
         format = serializers.ChoiceField(choices=FORMATS, required=False,
                                          help_text="Default: from the file name's extension.")
+        transcripts = serializers.ChoiceField(
+            choices=TRANSCRIPTS, required=False, default="messages",
+            help_text="How conversations (chat fields, chat outputs) are written: OpenAI "
+                      "messages lists, HH-RLHF transcripts (rows of chosen/rejected become "
+                      "two outputs) or ShareGPT turns. A JSON body gives it as the query "
+                      "parameter `transcripts`.")
 
     @extend_schema(
         operation_id="items_import", tags=["items"],
+        parameters=[OpenApiParameter(
+            "transcripts", str, enum=list(TRANSCRIPTS), required=False,
+            description="With a JSON body: how its conversations are written (default "
+                        "`messages`; see the upload's `transcripts`).")],
         request={"application/json": ITEMS_JSON_SCHEMA,
                  "multipart/form-data": ItemImportUploadInput},
         examples=[OpenApiExample("Two items of two systems", request_only=True, value=[
@@ -133,14 +143,18 @@ class ItemImportApi(APIView):
             if import_is_background(size=upload.size):  # past a web request's time: a job
                 job = import_job_create(campaign=campaign, requested_by=request.user,
                                         upload=upload, filename=upload.name or "",
-                                        fmt=data.get("format"))
+                                        fmt=data.get("format"),
+                                        options={"transcripts": data["transcripts"]})
                 return Response(ImportJobOutput(job, context={"request": request}).data,
                                 status=status.HTTP_202_ACCEPTED)
             content, filename, fmt = upload.read(), upload.name or "", data.get("format")
+            transcripts = data["transcripts"]
         else:
             content, filename, fmt = self._json_content(request.data), "items.json", "json"
+            transcripts = request.query_params.get("transcripts") or "messages"
         check_storable(content)
-        result = items_import(campaign=campaign, content=content, filename=filename, fmt=fmt)
+        result = items_import(campaign=campaign, content=content, filename=filename, fmt=fmt,
+                              transcripts=transcripts)
         body = self.ItemImportOutput({"created": result.created,
                                       "control_items": result.control_items})
         return Response(body.data, status=status.HTTP_201_CREATED)

@@ -49,11 +49,12 @@ def statistics_tables(statistics: dict) -> dict[str, list[dict]]:
                      "figures_from": statistics.get("figures_from"),
                      **{k: v for k, v in statistics["counts"].items() if k != "judges"},
                      **statistics.get("options", {}),
+                     **{f"resamples_{k}": v for k, v in statistics.get("resamples", {}).items()},
                      "judges_list": "; ".join(statistics["counts"]["judges"])}],
     }
     for name, value in statistics.items():
         if name in SCALARS or name in ("counts", "confusion", "changes", "judged_items",
-                                       "flagged_workers", "options"):
+                                       "flagged_workers", "options", "resamples"):
             continue
         tables.update(per_question_tables(name, value) if name in PER_QUESTION
                       else {name: value})

@@ -143,15 +143,21 @@ class ColumnPlan:
             return [row[0], row[1], row[2], row[3], worker, row[5], row[6], *row[7:ANSWERS]]
         return [row[0], row[1], row[2], row[3], worker, row[5], *row[7:ANSWERS]]
 
-    def atoms(self, answers: Any) -> Iterator[tuple[str, str, Any]]:
-        """(question id, part, value) for each atomic judgment, in column order."""
+    def atoms(self, answers: Any) -> Iterator[tuple[str, str, Any, str | None]]:
+        """(question id, part, value, system) for each atomic judgment, in column order; the
+        system is that of the output a per-output answer rates (else None: the item's)."""
         if not isinstance(answers, dict):
             return
         for q in self.questions:
             answer = answers.get(q.id)
-            if answer is not None:
-                for part, value in _safe_atoms(q, answer):
-                    yield q.id, part, value
+            if answer is None:
+                continue
+            if q.for_each_output:
+                for system, part, value in q.output_atoms(answer):
+                    yield q.id, part, value, system
+                continue
+            for part, value in _safe_atoms(q, answer):
+                yield q.id, part, value, None
 
     def wide(self, answers: Any) -> list[Any]:
         """The answer cells of one annotation, aligned with answer_columns (None if absent)."""

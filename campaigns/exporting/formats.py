@@ -12,6 +12,7 @@ from .columns import ANSWERS, LONG_COLUMNS, WHOLE_PART, ColumnPlan
 from .source import judge_details
 
 BOOL_TEXT = {True: "true", False: "false", None: None}
+SYSTEM_AT = 2  # the meta cells' `system` (META_COLUMNS)
 
 
 class ExportWriter:
@@ -75,7 +76,8 @@ class CsvWriter(ExportWriter):
 
 
 class CsvLongWriter(ExportWriter):
-    """csv-long: one row per atomic judgment (tidy form): meta columns, question, part, value."""
+    """csv-long: one row per atomic judgment (tidy form): meta columns, question, part, value.
+    A question asked per output gives one row per output, its system in `system`."""
 
     extension, content_type = "csv", "text/csv"
 
@@ -88,8 +90,13 @@ class CsvLongWriter(ExportWriter):
         for row in rows:
             meta = self.plan.meta(row)
             meta[passed] = BOOL_TEXT[meta[passed]]
-            for question, part, value in self.plan.atoms(orjson.loads(row[ANSWERS])):
-                out.append([*meta, question, part or WHOLE_PART, value])
+            for question, part, value, system in self.plan.atoms(orjson.loads(row[ANSWERS])):
+                if system is None:
+                    out.append([*meta, question, part or WHOLE_PART, value])
+                else:
+                    own = list(meta)
+                    own[SYSTEM_AT] = system
+                    out.append([*own, question, part or WHOLE_PART, value])
         self.write_rows(out)
 
 

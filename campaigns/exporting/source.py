@@ -83,31 +83,33 @@ class IsoUtc(Func):
 
 
 class JsonArrayLength(Func):
-    """The length of `answers -> key` when it is a JSON array, else NULL."""
+    """The length of `answers #> path` when it is a JSON array, else NULL."""
 
     output_field = IntegerField()
 
-    def __init__(self, field: str, key: str):
+    def __init__(self, field: str, path: list[str]):
         super().__init__(F(field))
-        self.key = key
+        self.path = path
 
     def as_sql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
-        value = f"({sql} -> %s)"
+        value = f"({sql} #> %s)"
         return (
             f"CASE WHEN jsonb_typeof({value}) = 'array' THEN jsonb_array_length({value}) END",
-            [*params, self.key, *params, self.key],
+            [*params, self.path, *params, self.path],
         )
 
 
 def line_counts(scope: ExportScope, schema: TaskSchema) -> dict[str, int]:
-    """Per question sized by its answers (lines: the most segments any exported answer has),
-    the longest answer list, in one aggregate query."""
-    ids = [q.id for q in schema.questions if q.supports(Capability.SIZED_BY_ANSWERS)]
-    if not ids:
+    """Per question sized by its answers (lines: the most segments any exported answer has;
+    a question asked per output: the most outputs), the longest list, in one aggregate query."""
+    sized = [q for q in schema.questions if q.supports(Capability.SIZED_BY_ANSWERS)]
+    if not sized:
         return {}
+    ids = [q.id for q in sized]
+    paths = [[q.id, "order"] if q.for_each_output else [q.id] for q in sized]
     found = scope.queryset().aggregate(
-        **{f"n{i}": Max(JsonArrayLength("answers", qid)) for i, qid in enumerate(ids)}
+        **{f"n{i}": Max(JsonArrayLength("answers", path)) for i, path in enumerate(paths)}
     )
     return {qid: found[f"n{i}"] or 0 for i, qid in enumerate(ids)}
 

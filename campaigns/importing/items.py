@@ -13,7 +13,8 @@ from typing import Any
 from ..schema import AnswerInvalid, TaskSchema, validate_answers
 from ..schema.images import image_problem
 from ..schema.kinds.lines import split_segments
-from ..schema.outputs import OUTPUTS, check_outputs, outputs_from_columns
+from ..schema.outputs import outputs_from_columns
+from .conversations import check_transcripts, hh_rlhf_record, read_chat_fields
 from .records import FORMATS, Collector, ImportRejected, RowError, decode, json_cell, read_records
 
 RESERVED = ("id", "external_id", "system", "control", "gold", "gold_tolerance")
@@ -33,16 +34,18 @@ class ParsedItem:
 
 
 def check_record(
-    record: Any, row: int, line: int | None, schema: TaskSchema, out: Collector
+    record: Any, row: int, line: int | None, schema: TaskSchema, out: Collector,
+    transcripts: str = "messages",
 ) -> ParsedItem | None:
-    """Turn one record into a ParsedItem, or report why it cannot be one."""
+    """Turn one record into a ParsedItem, or report why it cannot be one (conversations read
+    as `transcripts` says: importing/conversations.py)."""
     if isinstance(record, RowError):
         out.errors.append(record)
         return None
     if not isinstance(record, dict):
         out.add(row, "", "expected an object with the item's fields", line)
         return None
-    record = outputs_from_columns(record)
+    record = hh_rlhf_record(outputs_from_columns(record), row, transcripts)
     n_errors = len(out.errors)
     external_id = record.get("id", record.get("external_id"))
     if external_id is None or str(external_id).strip() == "":
@@ -60,8 +63,7 @@ def check_record(
     data = {k: v for k, v in record.items() if k not in RESERVED}
     if isinstance(data.get("data"), dict) and len(data) == 1:
         data = dict(data["data"])
-    if OUTPUTS in data and (problem := check_outputs(data[OUTPUTS])):
-        out.add(row, OUTPUTS, problem, line)
+    read_chat_fields(data, row, line, schema, transcripts, out)
     _check_fields(data, row, line, schema, out)
     control = str(record.get("control") or "").strip().lower()
     gold = json_cell(record.get("gold"), row, line, "gold", out)
@@ -137,6 +139,7 @@ def _check_control(control, gold, tolerance, data, row, line, schema, out) -> st
 def parse_items(
     content: bytes, fmt: str, schema: TaskSchema,
     existing_ids: Callable[[list[str]], set[str]] | None = None,
+    transcripts: str = "messages",
 ) -> list[ParsedItem]:
     """Parse and check a whole file; raise ImportRejected with every problem found.
 
@@ -145,13 +148,14 @@ def parse_items(
     """
     if fmt not in FORMATS:
         raise ImportRejected([RowError(None, "", f"unknown format {fmt!r}; use one of {FORMATS}")])
+    transcripts = check_transcripts(transcripts)
     text = decode(content)
     out = Collector(required_fields=tuple(schema.item_fields))
     items: list[ParsedItem] = []
     first_row: dict[str, tuple[int, int | None]] = {}
     for row, line, record in read_records(text, fmt):
-        parsed = check_record(record, row, line, schema, out)
-        external_id = _record_id(record)
+        parsed = check_record(record, row, line, schema, out, transcripts)
+        external_id = parsed.external_id if parsed is not None else _record_id(record)
         if external_id is None:
             continue
         if external_id in first_row:

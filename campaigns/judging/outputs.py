@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from ..schema import AnswerInvalid, TaskSchema
+from ..schema.outputs import judged_answers
 from ..schema.scoring import answer_values
 
 MAX_OUTPUT_CHARS = 50_000
@@ -64,7 +65,7 @@ def output_answers(schema: TaskSchema, item: Any, content: str | None) -> dict[s
     OutputInvalid naming every problem, as a worker's page would show them."""
     parsed = parse_output(content)
     try:
-        return answer_values(schema, item, parsed, None)
+        return answer_values(schema, item, judged_answers(schema, parsed, item.data), None)
     except RecursionError:
         raise OutputInvalid("the answers are nested too deeply") from None
     except AnswerInvalid as exc:

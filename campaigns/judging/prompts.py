@@ -21,7 +21,9 @@ from django.template import Context, Engine, Node, NodeList, Template, TemplateS
 from django.template.defaulttags import ForNode, IfNode
 
 from ..schema import Capability, TaskSchema
+from ..schema.conversations import transcript
 from ..schema.kinds.lines import split_segments
+from ..schema.outputs import OUTPUTS
 from .template_library import FILTERS, TAGS
 
 MAX_TEMPLATE_CHARS = 50_000
@@ -169,7 +171,9 @@ def default_template(*, campaign: Any, schema: TaskSchema) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _field_text(value: Any, fmt: str, split: str) -> str:
+def _field_text(value: Any, fmt: str, split: str, labels: dict | None = None) -> str:
+    if fmt == "chat" and isinstance(value, list):
+        return transcript(value, labels)
     if fmt == "lines":
         return "\n".join(f"{n}. {s}" for n, s in enumerate(split_segments(value, split), 1))
     if isinstance(value, list | dict):
@@ -205,7 +209,9 @@ def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
     """Everything a template may use; plain strings and dicts only."""
     check_judgeable(schema)
     data = {str(k): v for k, v in (item_data or {}).items()}
-    shown = {d.field: _field_text(data.get(d.field), d.format, d.split) for d in schema.display}
+    labels = schema.role_labels.model_dump()
+    shown = {d.field: _field_text(data.get(d.field), d.format, d.split, labels)
+             for d in schema.display}
     display = "\n\n".join(
         f"## {d.label or d.field}\n{d.prefix}{shown[d.field]}{d.suffix}" for d in schema.display)
     return {
@@ -215,9 +221,20 @@ def prompt_context(*, campaign: Any, schema: TaskSchema, item_data: dict,
         "item_id": external_id,
         "display_fields": shown,
         "display": display,
-        "questions": "\n\n".join(q.prompt_section(item_data) for q in schema.questions),
+        "questions": "\n\n".join(q.prompt_section(_with_role_labels(item_data, labels))
+                                   for q in schema.questions),
         "answer_format": answer_format(schema, item_data),
     }
+
+
+def _with_role_labels(item_data: dict | None, labels: dict) -> dict | None:
+    """The item as the questions' prompt sections read it: conversation outputs carry the
+    campaign's role labels, so their transcripts name the roles as the item's fields do."""
+    outputs = (item_data or {}).get(OUTPUTS)
+    if not isinstance(outputs, list):
+        return item_data
+    return {**item_data, OUTPUTS: [{**o, "role_labels": labels} if isinstance(o, dict) else o
+                                   for o in outputs]}
 
 
 def render_prompt(template: Template, context: dict) -> str:

@@ -45,6 +45,17 @@ class Campaign(models.Model):
     intake_questions = models.JSONField(
         default=list, blank=True, help_text="Questions asked once per worker (schema format)."
     )
+    # The worker pages' language (campaigns/pages/language.py); the researcher's own texts
+    # (instructions, questions) are shown as written.
+    language = models.CharField(
+        max_length=35, default="en",
+        help_text="The worker pages' language, a BCP 47 code such as de, ar or zh-Hans. "
+        "Buttons, progress and messages are translated for en, de, es, fr, zh-Hans, ja and ar; "
+        "your instructions and questions are shown as you wrote them.")
+    language_from_browser = models.BooleanField(
+        default=False,
+        help_text="Let each participant's browser choose among the translated languages "
+        "(the campaign's language when it prefers none of them).")
 
     items_per_assignment = models.PositiveIntegerField(default=1)
     annotations_per_item = models.PositiveIntegerField(default=3)
@@ -81,7 +92,8 @@ class Campaign(models.Model):
         "many seconds. Empty: only the relative rule (a quarter of the typical worker's time).")
     min_seconds_per_word = models.FloatField(
         null=True, blank=True, help_text="Flag workers whose median time per item is below this "
-        "many seconds per word of the item's displayed text. Empty: no per-word floor.")
+        "many seconds per word of the item's displayed text. Empty: the default reading floor, "
+        "0.06 s per word (1,000 words per minute); 0 switches the per-word floor off.")
     # Prolific studies: where participants come from, and the study's code for each outcome.
     recruitment = models.CharField(
         max_length=10, choices=Recruitment.choices, default=Recruitment.LINK,
@@ -95,6 +107,11 @@ class Campaign(models.Model):
         max_length=100, blank=True,
         help_text="The study's code for a participant who finds no work to do (empty: they are "
         "asked to return the study).")
+    completion_code_screened_out = models.CharField(
+        max_length=100, blank=True,
+        help_text="The study's screened-out code (Prolific: a completion code whose action is "
+        "the fixed screen-out payment), given to a participant whose intake answers make them "
+        "ineligible or whose quota is full (empty: they are asked to return the study).")
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -202,6 +219,11 @@ class Worker(models.Model):
     platform_id = models.CharField(max_length=200)
     intake = models.JSONField(null=True, blank=True, help_text="Answers to the intake questions.")
     consented_at = models.DateTimeField(null=True, blank=True)
+    # Screened out by the intake's rules (campaigns/schema/screening.py): no work, ever, on
+    # this campaign; the reason names the rule ("ineligible:<question id>" or
+    # "quota:<question id>").
+    screened_out_at = models.DateTimeField(null=True, blank=True)
+    screened_out_reason = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     erased_at = models.DateTimeField(
         null=True, blank=True, help_text="When this worker's data was deleted on request."

@@ -52,6 +52,9 @@ class QuestionField:
     errors: dict[str, str]  # part ("" for the whole question) -> message
     extra: dict[str, Any] = field(default_factory=dict)
 
+    # A question asked once per output: one field per shown output (label, text, field).
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+
     @property
     def error(self) -> str:
         return self.errors.get("", "")
@@ -107,5 +110,25 @@ def question_fields(questions: list[BaseQuestion], *, values: dict | None = None
             template=q.template,
             help_html=render_markdown(q.help) if q.help else "",
             errors=q_errors, extra=extra,
+            outputs=_output_fields(q, extra) if q.for_each_output else [],
         ))
     return fields, loose
+
+
+def _output_fields(question: BaseQuestion, extra: dict) -> list[dict[str, Any]]:
+    """A per-output question's fields: the wrapped kind's own partial once per shown output,
+    named `<field>.o<position>` (what the question's form_value reads back)."""
+    inner = question.inner
+    rows = []
+    for row in extra["outputs"]:
+        position, label = row["position"], row["label"]
+        sub = inner.model_copy(update={"text": f"{question.text} ({label})", "help": ""})
+        errors = dict(row["errors"])
+        if inner.part_errors and any(errors) and "" not in errors:
+            errors[""] = "Please check the marked answers below."
+        rows.append({"label": label, "text": row["text"], "html": row.get("html"),
+                     "field": QuestionField(
+            question=sub, name=f"{field_name(question.id)}.o{position}",
+            dom_id=dom_id(question.id, f"o{position}"), template=inner.template,
+            help_html="", errors=errors, extra=row["extra"])})
+    return rows

@@ -8,14 +8,17 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from ..models import Campaign, Item
 from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
 from ..schema.images import image_src
 from ..schema.kinds.lines import split_segments
 from ..schema.outputs import shown_data
+from .conversations import chat_html, present_outputs
 from .fields import QuestionField, question_fields, timer_start
-from .markdown import render_markdown
+from .markdown import render_item_markdown, render_markdown
 
 
 @lru_cache(maxsize=128)
@@ -33,7 +36,8 @@ def _as_text(value: Any) -> str:
 
 
 def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
-    """The item's fields as the schema shows them; values stay plain text (escaped later)."""
+    """The item's fields as the schema shows them: plain text (escaped later), or Markdown and
+    conversations as sanitised HTML."""
     rows = []
     for d in schema.display:
         value = data.get(d.field)
@@ -41,6 +45,11 @@ def display_rows(schema: TaskSchema, data: dict) -> list[dict]:
                "prefix": d.prefix, "suffix": d.suffix}
         if d.format == "lines":
             row["lines"] = split_segments(value, d.split)
+        elif d.format == "markdown":
+            row["html"] = render_item_markdown(_as_text(value))
+        elif d.format == "chat":
+            row["html"] = chat_html(value if isinstance(value, list) else [], schema,
+                                    scroll_label=f"{d.label or d.field} (scrolls)")
         elif d.format == "image":
             row["src"] = image_src(value)
             row["alt"] = _as_text(data.get(d.alt_field)) if d.alt_field else d.label
@@ -57,7 +66,8 @@ def campaign_texts(campaign: Campaign) -> dict:
     }
 
 
-_BLANK_WIDGETS: dict[int, tuple[BaseQuestion, SafeString]] = {}  # id(question) -> HTML
+# (id(question), language) -> HTML: the partial's own words are in the page's language.
+_BLANK_WIDGETS: dict[tuple[int, str], tuple[BaseQuestion, SafeString]] = {}
 _BLANK_WIDGETS_MAX = 1024
 
 
@@ -72,12 +82,13 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
     if value is not None or field.errors or question.widget_reads_item \
             or question.shuffles_options():
         return ""
-    cached = _BLANK_WIDGETS.get(id(question))
+    key = (id(question), get_language() or "")
+    cached = _BLANK_WIDGETS.get(key)
     if cached is None or cached[0] is not question:
         if len(_BLANK_WIDGETS) >= _BLANK_WIDGETS_MAX:
             _BLANK_WIDGETS.clear()
         cached = (question, render_to_string(field.template, {"f": field}))
-        _BLANK_WIDGETS[id(question)] = cached
+        _BLANK_WIDGETS[key] = cached
     return cached[1]
 
 
@@ -88,9 +99,9 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
     (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
     without one)."""
     schema = parse_schema_cached(campaign.schema)
+    item_data, outputs_context = present_outputs(shown_data(item.data, order_seed), schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
-                                    item_data=shown_data(item.data, order_seed),
-                                    order_seed=order_seed)
+                                    order_seed=order_seed, item_data=item_data)
     for f in fields:
         f.html = blank_widget_html(f, (values or {}).get(f.question.id))
     return {
@@ -98,12 +109,14 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
         "position": position,
         "total": total,
         "display": display_rows(schema, item.data or {}),
+        "outputs_context_html": outputs_context,
         "fields": fields,
         "fields_with_errors": [f for f in fields if f.errors],
         "loose_errors": loose,
         "kind_scripts": sorted({q.script for q in schema.questions} - {""}),
         "started": timer_start(),
         "preview": preview,
+        "text_dir": schema.text_direction,
         **campaign_texts(campaign),
     }
 
@@ -119,7 +132,7 @@ def message_page(request: HttpRequest, *, heading: str, message: str, status: in
 
 def form_expired(request: HttpRequest, campaign: Campaign | None = None) -> HttpResponse:
     """A worker form whose key does not match (an old page, or a page on another site)."""
-    return message_page(request, heading="This page has expired", status=403,
+    return message_page(request, heading=_("This page has expired"), status=403,
                         campaign=campaign,
-                        message="The form could not be checked, so nothing was saved. Please "
-                                "go back, reload the page and try again.")
+                        message=_("The form could not be checked, so nothing was saved. "
+                                  "Please go back, reload the page and try again."))

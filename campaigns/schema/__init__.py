@@ -10,21 +10,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
+from django.utils.translation import gettext
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
 from .base import AnswerInvalid, BaseQuestion, Strict
 from .contract import Capability
 from .kinds import REGISTRY, check_kind
+from .per_output import per_output
+from .screening import ScreeningRule, parse_rule, split_screening
 
 __all__ = [
     "AnswerInvalid",
     "BaseQuestion",
     "Capability",
     "DisplayField",
+    "RoleLabels",
     "SchemaIssue",
     "SchemaInvalid",
     "TaskSchema",
+    "parse_intake",
     "parse_questions",
     "parse_schema",
     "parse_schema_cached",
@@ -48,7 +53,7 @@ Question = _question_type()
 class DisplayField(Strict):
     field: str = Field(min_length=1)
     label: str = ""
-    format: Literal["text", "lines", "pre", "image"] = "text"
+    format: Literal["text", "markdown", "chat", "lines", "pre", "image"] = "text"
     # With format "image": the item field holding the image's text alternative (else the label).
     alt_field: str = ""
     prefix: str = ""
@@ -64,15 +69,29 @@ def _check_unique_ids(questions: list[BaseQuestion]) -> None:
         raise ValueError(f"question ids must be unique; repeated: {', '.join(duplicates)}")
 
 
+class RoleLabels(Strict):
+    """What the page calls each role of a conversation (a `chat` field, chat outputs)."""
+
+    system: str = Field(default="System", min_length=1, max_length=60)
+    user: str = Field(default="User", min_length=1, max_length=60)
+    assistant: str = Field(default="Assistant", min_length=1, max_length=60)
+    tool: str = Field(default="Tool", min_length=1, max_length=60)
+
+
 class TaskSchema(Strict):
     display: list[DisplayField] = Field(default_factory=list)
     questions: list[Question] = Field(min_length=1)
+    # How the questions that judge an item's outputs show them.
+    outputs_format: Literal["text", "markdown", "chat"] = "text"
+    role_labels: RoleLabels = Field(default_factory=RoleLabels)
+    # The writing direction of every displayed text: "auto" (from its first strong letter).
+    text_direction: Literal["auto", "ltr", "rtl"] = "auto"
 
     @field_validator("questions")
     @classmethod
     def _unique_ids(cls, questions):
         _check_unique_ids(questions)
-        return questions
+        return [per_output(q) for q in questions]
 
     def question(self, question_id: str) -> BaseQuestion:
         for q in self.questions:
@@ -151,17 +170,33 @@ def validate_schema(data: Any) -> list[SchemaIssue]:
 
 
 def parse_questions(data: Any, *, path: str = "") -> list[BaseQuestion]:
-    """Parse a bare list of questions (a campaign's intake questions)."""
+    """Parse a bare list of questions (a campaign's intake questions, screening rules checked
+    and set aside: parse_intake returns them)."""
+    return parse_intake(data, path=path)[0]
+
+
+def parse_intake(data: Any, *, path: str = "") -> tuple[list[BaseQuestion], list[ScreeningRule]]:
+    """Parse intake questions and their screening rules (campaigns/schema/screening.py);
+    raise SchemaInvalid listing every problem of either with its JSON path."""
     if not isinstance(data, list):
         raise SchemaInvalid([SchemaIssue(path, "expected a list of questions")])
+    plain, settings = split_screening(data)
     try:
-        questions = _QUESTION_LIST.validate_python(data)
+        questions = _QUESTION_LIST.validate_python(plain)
         _check_unique_ids(questions)
     except ValidationError as exc:
         raise SchemaInvalid(_issues(exc, prefix=path)) from None
     except ValueError as exc:
         raise SchemaInvalid([SchemaIssue(path, str(exc))]) from None
-    return questions
+    rules, issues = [], []
+    for i, rule_settings in settings.items():
+        rule, problems = parse_rule(questions[i], rule_settings, f"{path}[{i}]")
+        issues += [SchemaIssue(p, m) for p, m in problems]
+        if rule is not None:
+            rules.append(rule)
+    if issues:
+        raise SchemaInvalid(issues)
+    return questions, rules
 
 
 @lru_cache(maxsize=256)
@@ -230,7 +265,7 @@ def validate_answers(
         raw = answers.get(q.id)
         if q.is_empty(raw):
             if q.required and not partial:
-                errors[q.id] = "Please answer this question."
+                errors[q.id] = gettext("Please answer this question.")
             continue
         try:
             cleaned[q.id] = q.validate_answer(raw, item_data)

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .contract import Capability, CapabilityMissing, KindExample
 
@@ -91,6 +91,8 @@ class BaseQuestion(Strict):
     text: str = Field(min_length=1)
     required: bool = True
     help: str = ""
+    # Asked once per output of the item, each under its output (campaigns/schema/per_output.py).
+    for_each_output: bool = False
 
     # --- required of every kind (checked when the kind is registered) ----------------------
     # The widget partial (given the QuestionField as `f`).
@@ -123,6 +125,17 @@ class BaseQuestion(Strict):
     # Whether validate_answer() needs the item's data (then stored answers are rechecked per
     # item when an answered question changes, not per distinct answer).
     answer_reads_item: ClassVar[bool] = False
+    # Whether a question of the kind rates one text, so it can be asked once per output.
+    rates_one_text: ClassVar[bool] = False
+
+    @model_validator(mode="after")
+    def _per_output_allowed(self):
+        if self.for_each_output and not self.rates_one_text:
+            raise ValueError(f"for_each_output needs a question that rates one text; a "
+                             f"{self.kind} question does not")
+        if self.for_each_output and self.shuffles_options():
+            raise ValueError("for_each_output cannot be combined with shuffle_options")
+        return self
 
     def is_empty(self, raw: Any) -> bool:
         """Whether `raw` counts as 'not answered' (then `required` decides)."""
@@ -244,8 +257,10 @@ class BaseQuestion(Strict):
         raise CapabilityMissing(self, Capability.LLM_JUDGE)
 
     def json_schema(self, item_data: dict | None) -> dict:
-        """The JSON Schema of a stored answer (what validate_answer returns); item-dependent
-        parts (the number of lines) are fixed only when `item_data` is given."""
+        """The JSON Schema of the answer a judge gives: the stored answer (what validate_answer
+        returns) without the fields the server sets (the shown order of outputs or options:
+        a judge's order is the one its prompt showed). Item-dependent parts (the number of
+        lines) are fixed only when `item_data` is given."""
         raise CapabilityMissing(self, Capability.LLM_JUDGE)
 
     # --- JUDGED_BY_PARTS ----------------------------------------------------------------------

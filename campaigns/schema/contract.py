@@ -108,6 +108,8 @@ HOOKS: tuple[Entry, ...] = (
           "{\"value\": the value as text}"),
     Entry("widget_reads_item", "the unanswered widget depends on the item",
           "False: the blank widget is cached"),
+    Entry("rates_one_text", "a question of it rates one text, so `for_each_output` may ask "
+          "it once per output (campaigns/schema/per_output.py)", "False: refused"),
     Entry("answer_reads_item", "validate_answer() needs the item's data",
           "False: stored answers are rechecked per distinct answer"),
     Entry("part_errors", "errors sit next to their part, with a summary on the fieldset",
@@ -162,7 +164,7 @@ CAPABILITIES: dict[Capability, CapabilitySpec] = {spec.capability: spec for spec
     CapabilitySpec(
         Capability.LLM_JUDGE,
         "can be judged by an LLM: its section of the prompt, the line saying what value to "
-        "give, and the JSON Schema of the answer",
+        "give, and the JSON Schema of the answer (never the fields the server sets)",
         "a campaign with such a question cannot be judged: the prompt preview, the estimate "
         "and starting a run refuse it, naming the question",
         methods=("prompt_section", "prompt_answer", "json_schema")),

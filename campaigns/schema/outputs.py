@@ -1,9 +1,10 @@
 """Items with several system outputs: reading them, and the order one assignment shows them in.
 
 An item may carry `outputs: [{"system": ..., "text": ...}, ...]` (several systems' outputs for
-one input). Each assignment shows them in its own order, drawn from a seed made of the
-assignment's stored token and the item's id, so the order a worker saw can be recomputed; the
-kinds that judge outputs also store that order in every answer.
+one input); an output may instead carry `"messages"`, a conversation (its continuation of a
+shared context, see conversations.py). Each assignment shows them in its own order, drawn from
+a seed made of the assignment's stored token and the item's id, so the order a worker saw can
+be recomputed; the kinds that judge outputs also store that order in every answer.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 from .base import AnswerInvalid
 from .contract import Capability
+from .conversations import ConversationInvalid, read_conversation, shared_turns, transcript
 
 OUTPUTS = "outputs"
 CSV_PREFIX = "output:"
@@ -21,24 +23,67 @@ MAX_OUTPUTS = 20
 
 def check_outputs(value: Any) -> str | None:
     """What is wrong with an item's `outputs` value, or None when it is usable."""
+    return read_outputs(value)[1]
+
+
+def read_outputs(value: Any, transcripts: str = "messages") -> tuple[Any, str | None]:
+    """An imported `outputs` value as stored (conversations read as `transcripts` says), and
+    what is wrong with it (None when it is usable)."""
     if not isinstance(value, list) or not value:
-        return 'expected a list of {"system": ..., "text": ...} objects'
+        return value, 'expected a list of {"system": ..., "text": ...} objects'
     if len(value) > MAX_OUTPUTS:
-        return f"at most {MAX_OUTPUTS} outputs per item"
-    systems = []
+        return value, f"at most {MAX_OUTPUTS} outputs per item"
+    systems, stored = [], []
     for i, output in enumerate(value, start=1):
-        if not isinstance(output, dict) or set(output) != {"system", "text"}:
-            return f'output {i}: expected exactly the keys "system" and "text"'
-        system, text = output["system"], output["text"]
+        if not isinstance(output, dict) or set(output) not in ({"system", "text"},
+                                                               {"system", "messages"}):
+            return value, (f'output {i}: expected exactly the keys "system" and "text" (or '
+                           '"system" and "messages")')
+        system = output["system"]
         if not isinstance(system, str) or not system.strip() or len(system) > 200:
-            return f"output {i}: the system must be a name of 1 to 200 characters"
-        if not isinstance(text, str) or not text.strip():
-            return f"output {i}: the text must be non-empty text"
+            return value, f"output {i}: the system must be a name of 1 to 200 characters"
+        if "messages" in output:
+            try:
+                output = {"system": system, "messages": read_conversation(output["messages"],
+                                                                          transcripts)}
+            except ConversationInvalid as exc:
+                return value, f"output {i}: messages: {exc}"
+        elif not isinstance(output["text"], str) or not output["text"].strip():
+            return value, f"output {i}: the text must be non-empty text"
         systems.append(system.strip())
+        stored.append(output)
     repeated = sorted({s for s in systems if systems.count(s) > 1})
     if repeated:
-        return f"systems must be distinct per item; repeated: {', '.join(repeated)}"
-    return None
+        return value, f"systems must be distinct per item; repeated: {', '.join(repeated)}"
+    return stored, None
+
+
+def output_text(output: Any, labels: dict | None = None) -> str:
+    """One output as plain text: its text, or its conversation as a role-labelled transcript."""
+    if not isinstance(output, dict):
+        return ""
+    if isinstance(output.get("messages"), list):
+        return transcript(output["messages"], labels)
+    return str(output.get("text", ""))
+
+
+def outputs_prompt(outputs: list, labels: list[str]) -> str:
+    """Outputs as a judge reads them, each under the label the worker page gives it; the turns
+    conversations share are written once, before them (role labels: an output's
+    `role_labels`, which the judge's prompt adds as the campaign names them)."""
+    conversations = [o.get("messages") if isinstance(o, dict) else None for o in outputs]
+    roles = next((o.get("role_labels") for o in outputs if isinstance(o, dict)), None)
+    shared = shared_turns(conversations) if all(isinstance(c, list) for c in conversations) else 0
+    parts = []
+    if shared:
+        parts.append(f"The conversation so far:\n{transcript(conversations[0][:shared], roles)}")
+    for label, output in zip(labels, outputs, strict=False):
+        if shared:
+            parts.append(f"{label} (how the conversation continues):\n"
+                         f"{transcript(output['messages'][shared:], roles)}")
+        else:
+            parts.append(f"{label}:\n{output_text(output, roles)}")
+    return "\n\n".join(parts)
 
 
 def outputs_from_columns(record: dict) -> dict:
@@ -134,6 +179,22 @@ def shown_answers(schema: Any, answers: dict, item: Any, token: str) -> dict:
             raw = question.record_shown(raw, seed)
         shown[qid] = raw
     return shown
+
+
+def judged_answers(schema: Any, answers: dict, item_data: dict | None) -> dict:
+    """A judge's answers with what its prompt showed recorded as a worker's page would: the
+    outputs in the item's stored order (the prompt's), whatever order the judge named; a
+    question asked once per output takes the judge's answers keyed by response label."""
+    systems = item_systems(item_data)
+    by_id = {q.id: q for q in schema.questions}
+    judged = {}
+    for qid, raw in answers.items():
+        question = by_id.get(qid)
+        if question is not None and systems and question.supports(Capability.JUDGES_OUTPUTS):
+            raw = (question.from_judge(raw, systems) if question.for_each_output
+                   else question.record_order(raw, systems))
+        judged[qid] = raw
+    return judged
 
 
 def needs_shown_answers(schema: Any) -> bool:

@@ -11,6 +11,7 @@ import pandas as pd
 from ..analysis.approvals import APPROVE, REJECT, BonusRule, submission_actions, submission_quality
 from ..models import Annotation, Assignment, Campaign, Worker
 from .analysis import annotations_frame, split_frame
+from .analysis.flags import speed_rules
 
 COLUMNS = [
     "assignment", "platform", "participant_id", "study_id", "submission_id",
@@ -31,7 +32,8 @@ def _quality(campaign: Campaign) -> pd.DataFrame:
     humans, _ = split_frame(annotations_frame(campaign=campaign))
     of = dict(Annotation.objects.filter(campaign=campaign).values_list("id", "assignment_id"))
     humans = humans.assign(submission=humans["annotation"].map(of))
-    return submission_quality(humans)
+    rules, humans = speed_rules(humans, campaign)  # the campaign's floors, as the flags use
+    return submission_quality(humans, rules)
 
 
 def _seconds(assignment: Assignment) -> float | None:
@@ -76,6 +78,16 @@ def _row(assignment: Assignment, check: dict, action) -> dict:
         "action": action["action"], "rejection_category": action["rejection_category"],
         "reason": action["reason"], "bonus": str(action["bonus"]),
     }
+
+
+def screened_out_participants(*, campaign: Campaign) -> list[dict]:
+    """The participants the intake's rules screened out, first screened first: who, when, the
+    rule, and their intake answers (all the study asked them; they answered no item)."""
+    workers = (Worker.objects.filter(campaign=campaign, screened_out_at__isnull=False)
+               .order_by("screened_out_at", "id"))
+    return [{"platform": w.platform, "participant_id": w.platform_id,
+             "screened_out_at": w.screened_out_at.isoformat(), "reason": w.screened_out_reason,
+             "intake": w.intake or {}} for w in workers]
 
 
 def _csv(header: list[str] | None, rows) -> str:

@@ -75,6 +75,12 @@ class Dashboard:
     median_seconds: float | None
     charts: list[Chart]
     judge_annotations: int = 0  # LLM judges' answers, counted apart from human annotations
+    # Participants the intake's rules screened out (no assignment): reason -> how many.
+    screened_out: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def screened_out_total(self) -> int:
+        return sum(self.screened_out.values())
 
     def charts_json(self) -> dict[str, Any]:
         return {"per_day": {"labels": [d for d, _ in self.per_day],
@@ -110,7 +116,17 @@ def campaign_dashboard(*, campaign: Campaign, now=None) -> Dashboard:
         charts=score_distributions(campaign=campaign),
         judge_annotations=Annotation.objects.filter(
             campaign=campaign, worker__platform=Worker.Platform.LLM).count(),
+        screened_out=screened_out_counts(campaign=campaign),
     )
+
+
+def screened_out_counts(*, campaign: Campaign) -> dict[str, int]:
+    """How many participants each screening rule left out ("ineligible:<question id>",
+    "quota:<question id>"), most first."""
+    rows = (Worker.objects.filter(campaign=campaign, screened_out_at__isnull=False)
+            .values_list("screened_out_reason").annotate(n=Count("id"))
+            .order_by("-n", "screened_out_reason"))
+    return dict(rows)
 
 
 def campaign_progress(*, campaign: Campaign) -> tuple[Progress, list[Progress]]:

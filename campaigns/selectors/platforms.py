@@ -58,7 +58,8 @@ def campaign_platform_setup(*, campaign: Campaign) -> PlatformSetup:
     outcomes = [("Completed", campaign.completion_code
                  if campaign.completion_mode == Campaign.CompletionMode.FIXED else ""),
                 ("Failed attention checks", campaign.completion_code_failed_checks),
-                ("No work available / returned", campaign.completion_code_no_work)]
+                ("No work available / returned", campaign.completion_code_no_work),
+                ("Screened out", campaign.completion_code_screened_out)]
     urls = [(label, code, template.replace("{code}", quote(code)))
             for label, code in outcomes if code]
     return PlatformSetup(study_url=f"{entry}?{PROLIFIC_URL_PARAMETERS}", completion_urls=urls,

@@ -11,6 +11,7 @@ no reopen); duplicate a closed campaign to run the study again.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db import transaction
@@ -23,15 +24,20 @@ from .schema_changes import schema_change_issues
 
 CONFIG_FIELDS = (
     "name", "description", "status", "schema", "instructions", "examples", "consent_text",
-    "intake_questions", "items_per_assignment", "annotations_per_item",
+    "intake_questions", "language", "language_from_browser", "items_per_assignment",
+    "annotations_per_item",
     "assignment_timeout_minutes", "max_assignments_per_worker",
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
     "completion_code", "completion_redirect_url", "source",
     "min_seconds_per_item", "min_seconds_per_word",
     "recruitment", "completion_code_failed_checks", "completion_code_no_work",
+    "completion_code_screened_out",
 )
 # What create and update accept: the status changes only through publish, pause and close.
 SETTINGS_FIELDS = tuple(f for f in CONFIG_FIELDS if f != "status")
+# A BCP 47 tag's shape: a language, then optional script, region and variant subtags.
+BCP47_SHAPE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?"
+                         r"(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*")
 
 
 def campaign_check_config(*, schema: Any, intake_questions: Any, completion_mode: str = "",
@@ -74,6 +80,9 @@ def campaign_check_changes(*, campaign: Campaign | None, fields: dict[str, Any])
         )
     except SchemaInvalid as exc:
         issues += exc.issues
+    if "language" in merged and not BCP47_SHAPE.fullmatch(str(merged["language"] or "")):
+        issues.append(SchemaIssue("language", "expected a BCP 47 language code such as de, "
+                                              "ar or zh-Hans"))
     for name in ("min_seconds_per_item", "min_seconds_per_word"):
         if merged.get(name) is not None and merged[name] < 0:
             issues.append(SchemaIssue(name, "must be 0 or more seconds"))

@@ -34,7 +34,7 @@ def import_job_create(*, campaign: Campaign, requested_by, upload: File, filenam
                       options: dict | None = None, enqueue: bool = True) -> ImportJob:
     """Store the upload and queue its import (after the commit, so the worker finds the row).
     A judgments upload's `options` are its judge name (files without a judge column) and
-    platform."""
+    platform; an items upload's, how it writes conversations (`transcripts`)."""
     if upload.size > settings.IMPORT_MAX_BYTES:
         raise ImportRejected([RowError(
             None, "", f"the file is larger than {settings.IMPORT_MAX_BYTES // (1024 * 1024)} MB")])
@@ -124,7 +124,8 @@ def import_job_retry(*, job: ImportJob, enqueue: bool = True) -> ImportJob:
 
 def _import_items(job: ImportJob, content: bytes) -> dict:
     result = items_import(campaign=job.campaign, content=content, filename=job.filename,
-                          fmt=job.format or None)
+                          fmt=job.format or None,
+                          transcripts=job.options.get("transcripts") or "messages")
     return {"created": result.created, "control_items": result.control_items}
 
 

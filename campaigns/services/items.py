@@ -26,9 +26,12 @@ class ImportResult:
 
 
 def items_import(
-    *, campaign: Campaign, content: bytes, filename: str = "", fmt: str | None = None
+    *, campaign: Campaign, content: bytes, filename: str = "", fmt: str | None = None,
+    transcripts: str = "messages",
 ) -> ImportResult:
-    """Import every item of a file or none: a bad row rejects the whole file.
+    """Import every item of a file or none: a bad row rejects the whole file. Conversations
+    (chat fields, chat outputs) are read as `transcripts` says: OpenAI messages, HH-RLHF
+    transcripts or ShareGPT turns.
 
     Raises ImportRejected with row-numbered errors (bad encoding, malformed lines, missing
     fields, duplicate ids within the file or against the campaign, invalid gold answers).
@@ -43,7 +46,8 @@ def items_import(
     with transaction.atomic():
         # One pass: the parser reports ids already in the campaign with every other problem.
         parsed = parse_items(content, fmt, schema,
-                             existing_ids=lambda ids: _existing_ids(campaign, ids))
+                             existing_ids=lambda ids: _existing_ids(campaign, ids),
+                             transcripts=transcripts)
         try:
             _copy_insert(campaign, parsed)
         except _INTEGRITY_ERRORS as exc:  # a concurrent import took an id after our check

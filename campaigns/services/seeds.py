@@ -1,4 +1,5 @@
-"""Load the seed campaigns shipped in fixtures/ (one folder per campaign)."""
+"""Load the seed campaigns shipped in fixtures/ (one folder per campaign), and the demo's
+campaigns made from starter templates."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from ..models import Campaign, Worker
 from ..work import DEMO_PARTICIPANT_ID, worker_get_or_create
 from .campaigns import SETTINGS_FIELDS, campaign_create, campaign_publish
 from .items import items_import
+from .starters import campaign_create_from_starter
 
 FIXTURES_DIR = Path(settings.BASE_DIR) / "fixtures"
 SEED_SLUGS = (
@@ -20,6 +22,9 @@ SEED_SLUGS = (
     "comparative-rubric",
     "translation-acceptability",
 )
+# The starter templates `make demo` adds as live campaigns (slug = template name): a design
+# for LLM chat assistants next to the five seed tasks.
+DEMO_STARTERS = ("arena-side-by-side",)
 
 
 def seed_campaigns_load(*, owner, directory: Path = FIXTURES_DIR,
@@ -35,6 +40,23 @@ def seed_campaigns_load(*, owner, directory: Path = FIXTURES_DIR,
             loaded.append((existing, False))
             continue
         loaded.append((_load_one(owner=owner, folder=directory / slug), True))
+    return loaded
+
+
+def starter_campaigns_load(*, owner, templates: tuple[str, ...] = DEMO_STARTERS
+                           ) -> list[tuple[Campaign, bool]]:
+    """Create a live campaign from each template, with its sample items; existing slugs are
+    left as they are (so running it twice changes nothing). Returns (campaign, created)."""
+    loaded = []
+    for name in templates:
+        existing = Campaign.objects.filter(slug=name).first()
+        if existing:
+            loaded.append((existing, False))
+            continue
+        with transaction.atomic():
+            campaign = campaign_create_from_starter(owner=owner, template=name, slug=name,
+                                                    with_items=True)
+            loaded.append((campaign_publish(campaign=campaign), True))
     return loaded
 
 

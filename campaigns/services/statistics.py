@@ -165,10 +165,14 @@ def statistics_compute(*, result_id: int) -> None:
 
 
 def _compute(row: StatisticsResult) -> dict:
+    from ..selectors.analysis.budget import StatisticsTooLarge
+
     read_at = timezone.now()
     try:
         result, source = COMPUTE[row.kind](row.campaign, dict(row.options))
         figures = _figures(row.kind, source)
+    except StatisticsTooLarge as exc:  # refused before reading: the message says why
+        raise JobFailed(str(exc)) from None
     except MemoryError:
         raise  # over the job's memory limit: the lifecycle states it
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher

@@ -95,9 +95,11 @@ def _load(path: Path) -> Starter:
                    items=body.get("items", []))
 
 
-# The seed tasks first (as the README lists them), then the comparative designs.
+# The seed tasks first (as the README lists them), then the comparative designs, then the
+# designs for LLM chat assistants.
 ORDER = ("movie-continuation", "summary-consistency", "story-rating", "comparative-rubric",
-         "translation-acceptability", "pairwise-preference", "best-worst", "esa", "mqm")
+         "translation-acceptability", "pairwise-preference", "best-worst", "esa", "mqm",
+         "chat-helpfulness-harmlessness", "arena-side-by-side", "summaries-rate-then-best-worst")
 
 
 @lru_cache(maxsize=1)

@@ -1,10 +1,15 @@
 """The assignment pages /a/<token>/...: one page per item, the finish page, the completion page.
 
 The token in the URL is the worker's only credential. Every item POST is saved at once
-(annotation_submit) and answered with a redirect (Post/Redirect/Get); a rejected one is
-re-rendered with status 400, every message next to its question and all answers kept.
-The save that answers the last unanswered item hands the assignment in (same transaction)
-and redirects to the done page with the completion code. The finish page lists what is
+(annotation_submit) and answered directly with the page that comes next (the next item, the
+finish page, or the done page), one request per answered item instead of a redirect and a
+GET. The page carries its own address (`page_url`), which static/campaigns/address.js puts in
+the address bar with history.replaceState, so reload, back and forward fetch that page with a
+GET; its form posts to its own address explicitly, so the flow stays right without scripts. A
+repeated POST (double click, a reload answered "resend") is harmless: a save is an upsert.
+A rejected save is re-rendered with status 400, every message next to its question and all
+answers kept. The save that answers the last unanswered item hands the assignment in (same
+transaction) and answers with the done page and the completion code. The finish page lists what is
 left when an earlier item is still unanswered, and its POST (assignment_submit) hands in
 an assignment whose answers are all saved while it is still open. The
 completion code appears only on the done page, once the assignment is submitted; when
@@ -21,6 +26,8 @@ from urllib.parse import urlencode, urlsplit
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods
@@ -29,6 +36,7 @@ from ..errors import ServiceError
 from ..models import Assignment, Worker
 from ..pages.fields import timer_seconds
 from ..pages.item import form_expired, item_context, message_page
+from ..pages.language import activate_worker_language
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..work import (
@@ -54,9 +62,11 @@ from .forms import (
 REDIRECT_PAUSE_SECONDS = 4
 
 CLOSED_MESSAGES = {
-    Assignment.Status.EXPIRED: "The time for this assignment ran out, so it was given back. "
-    "The answers you saved are kept. You can start again from the study link.",
-    Assignment.Status.RETURNED: "This assignment was returned. The answers you saved are kept.",
+    Assignment.Status.EXPIRED: gettext_lazy(
+        "The time for this assignment ran out, so it was given back. The answers you saved "
+        "are kept. You can start again from the study link."),
+    Assignment.Status.RETURNED: gettext_lazy(
+        "This assignment was returned. The answers you saved are kept."),
 }
 
 
@@ -92,23 +102,27 @@ def _binding(token: str) -> str:
     return f"assignment:{token}"
 
 
-def _assignment_or_404(token: str) -> Assignment:
+def _assignment_or_404(token: str, request: HttpRequest | None = None) -> Assignment:
+    """The assignment; with `request`, the page switches to its campaign's language."""
     assignment = assignment_by_token(token=token)
     if assignment is None:
         raise Http404("No such assignment.")
+    if request is not None:
+        activate_worker_language(request, assignment.campaign)
     return assignment
 
 
 def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
             message: str = "") -> HttpResponse:
-    """A submitted assignment goes to its code; an expired or returned one says so."""
+    """A submitted assignment shows its code (under the done page's address); an expired or
+    returned one says so."""
     if assignment.status == Assignment.Status.SUBMITTED:
-        return HttpResponseRedirect(done_url(assignment))
+        return _done(request, assignment, page_url=done_url(assignment))
     message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
-    return message_page(request, heading="This assignment is closed", message=message,
+    return message_page(request, heading=_("This assignment is closed"), message=message,
                         status=status, campaign=assignment.campaign,
                         link_url=reverse("campaigns:entry", args=[assignment.campaign.slug]),
-                        link_text="Back to the study page")
+                        link_text=_("Back to the study page"))
 
 
 @csrf_exempt
@@ -116,15 +130,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
 @require_http_methods(["GET", "POST"])
 def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
     if request.method == "GET":
-        assignment, page = assignment_with_page(token=token, position=position)  # one read
-        if assignment is None:
-            raise Http404("No such assignment.")
-        if not assignment_is_open(assignment):
-            return _closed(request, assignment)
-        if page is None:
-            raise Http404("This assignment has no such item.")
-        values = page.entry.annotation.answers if page.entry.annotation else None
-        return _render_item(request, assignment, page, values=values)
+        return item_response(request, token, position)
     if not form_key_valid(request, _binding(token)):
         return form_expired(request)
     answers: dict = {}
@@ -141,7 +147,9 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         assignment, page = assignment_with_page(token=token, position=position)
         if assignment is None or page is None:
             raise Http404("This assignment has no such item.") from None
-        return _render_item(request, assignment, page, values=answers, errors=exc.errors,
+        activate_worker_language(request, assignment.campaign)
+        errors = _errors_in_page_language(assignment, page, answers) or exc.errors
+        return _render_item(request, assignment, page, values=answers, errors=errors,
                             status=400)
     except ServiceError as exc:
         if exc.status == 404:
@@ -149,7 +157,7 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         # Closed; a repeat of the final submit (double click) finds the work handed in and
         # goes to the code like the first one, nothing stored twice. Other answers posted to
         # handed-in work (a stale second tab) are not saved, and the page says so.
-        assignment = _assignment_or_404(token)
+        assignment = _assignment_or_404(token, request)
         if (assignment.status == Assignment.Status.SUBMITTED
                 and not _repeats_saved_answers(request, token, position)):
             return _not_saved(request, assignment)
@@ -157,12 +165,53 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return _closed(request, assignment, status=409, message=message)
     assignment = saved.assignment
     if saved.handed_in:  # that was the last unanswered item: the work is in
-        return HttpResponseRedirect(done_url(assignment))
+        # The saved assignment carries its new status and completion code: no read again.
+        return _done(request, assignment, page_url=done_url(assignment))
     # Saved: on to the next item; after the last position (earlier ones still unanswered,
     # the worker went back), the finish page lists what is left.
     total = assignment.item_count  # read with the assignment (items never change)
-    return HttpResponseRedirect(item_url(assignment, position + 1) if position < total
-                                else finish_url(assignment))
+    if position < total:
+        return item_response(request, token, position + 1, page_url=True)
+    return _finish(request, assignment, page_url=finish_url(assignment))
+
+
+def item_response(request: HttpRequest, token: str, position: int, *,
+                  page_url: bool = False) -> HttpResponse:
+    """The item page at `position` (one read), as a GET shows it or as the answer to a POST
+    (`page_url`: the page then names its own address for the address bar)."""
+    assignment, page = assignment_with_page(token=token, position=position)  # one read
+    if assignment is None:
+        raise Http404("No such assignment.")
+    activate_worker_language(request, assignment.campaign)
+    if not assignment_is_open(assignment):
+        return _closed(request, assignment)
+    if page is None:
+        raise Http404("This assignment has no such item.")
+    values = page.entry.annotation.answers if page.entry.annotation else None
+    return _render_item(request, assignment, page, values=values, page_url=page_url)
+
+
+def continue_response(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """The page where a worker continues their assignment (see resume_url), answered
+    directly to the start POST: no redirect and GET between the claim and the first item."""
+    url = resume_url(assignment)
+    if url == done_url(assignment):
+        return _done(request, assignment, page_url=url)
+    if url == finish_url(assignment):
+        return _finish(request, assignment, page_url=url)
+    position = int(url.rstrip("/").rsplit("/", 1)[1])
+    return item_response(request, assignment.token, position, page_url=True)
+
+
+def _errors_in_page_language(assignment: Assignment, page, answers: dict) -> dict:
+    """The save's check again, now in the page's language (the save ran before the view knew
+    the campaign); {} if it passes this time."""
+    try:
+        validate_answers(parse_schema_cached(assignment.campaign.schema), answers,
+                         page.entry.item.data)
+    except AnswerInvalid as exc:
+        return exc.errors
+    return {}
 
 
 def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> bool:
@@ -182,12 +231,12 @@ def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> b
 
 def _not_saved(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     return message_page(
-        request, heading="Not saved: this work was already handed in", status=409,
-        message="The answers on this page were not saved, because this assignment was already "
-                "handed in (perhaps from another tab or window). Your earlier answers are kept, "
-                "and your completion code is on the next page.",
+        request, heading=_("Not saved: this work was already handed in"), status=409,
+        message=_("The answers on this page were not saved, because this assignment was "
+                  "already handed in (perhaps from another tab or window). Your earlier "
+                  "answers are kept, and your completion code is on the next page."),
         campaign=assignment.campaign, link_url=done_url(assignment),
-        link_text="Show my completion code")
+        link_text=_("Show my completion code"))
 
 
 def _with_order(schema, answers: dict, token: str, position: int) -> dict:
@@ -199,7 +248,8 @@ def _with_order(schema, answers: dict, token: str, position: int) -> dict:
     return answers if page is None else shown_answers(schema, answers, page.entry.item, token)
 
 
-def _render_item(request, assignment, page, *, values=None, errors=None, status=200):
+def _render_item(request, assignment, page, *, values=None, errors=None, status=200,
+                 page_url=False):
     position = page.entry.position
     context = item_context(campaign=assignment.campaign, item=page.entry.item,
                            position=position, total=page.progress.total,
@@ -209,6 +259,10 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     context["answered"] = page.progress.answered  # the progress bar counts answers
     context["assignment"] = assignment
     context["form_key"] = form_key(_binding(assignment.token))
+    # The form posts to this item's address whichever URL answered with the page.
+    context["form_action"] = item_url(assignment, position)
+    if page_url:
+        context["page_url"] = context["form_action"]
     return render(request, "campaigns/item.html", context, status=status)
 
 
@@ -217,7 +271,7 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
 @require_http_methods(["GET", "POST"])
 def finish_page(request: HttpRequest, token: str) -> HttpResponse:
     """What is answered and what is left; its POST hands complete work in (assignment_submit)."""
-    assignment = _assignment_or_404(token)
+    assignment = _assignment_or_404(token, request)
     if request.method == "POST" and not form_key_valid(request, _binding(token)):
         return form_expired(request, assignment.campaign)
     if assignment.status == Assignment.Status.SUBMITTED:
@@ -228,8 +282,13 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
             assignment_submit(assignment=assignment)
         except ServiceError as exc:
             message, status = exc.message, 409
-        else:
-            return HttpResponseRedirect(done_url(assignment))
+        else:  # handed in: the code at once, under the done page's address
+            return _done(request, assignment, page_url=done_url(assignment))
+    return _finish(request, assignment, message=message, status=status)
+
+
+def _finish(request: HttpRequest, assignment: Assignment, *, message: str = "",
+            status: int = 200, page_url: str = "") -> HttpResponse:
     entries = assignment_entries(assignment=assignment)
     complete = bool(entries) and all(e.answered for e in entries)
     # Work fully saved before the deadline passed can still be handed in (the engine allows
@@ -244,10 +303,11 @@ def finish_page(request: HttpRequest, token: str) -> HttpResponse:
         "campaign": assignment.campaign, "rows": rows, "total": len(rows),
         "answered": sum(1 for r in rows if r["answered"]), "message": message,
         "finish_url": finish_url(assignment), "form_key": form_key(_binding(assignment.token)),
+        "page_url": page_url,
     }, status=status)
 
 
-def _platform_name(url: str) -> str:
+def platform_name(url: str) -> str:
     host = urlsplit(url).hostname or ""
     return "Prolific" if host.endswith("prolific.com") or host.endswith("prolific.co") else host
 
@@ -256,14 +316,20 @@ def _platform_name(url: str) -> str:
 @require_GET
 def done_page(request: HttpRequest, token: str) -> HttpResponse:
     """The completion code, shown only once the assignment is submitted, and the way back."""
-    assignment = _assignment_or_404(token)
+    assignment = _assignment_or_404(token, request)
     if assignment.status != Assignment.Status.SUBMITTED:
         if assignment_is_open(assignment):
             return HttpResponseRedirect(finish_url(assignment))
         return _closed(request, assignment)
+    return _done(request, assignment)
+
+
+def _done(request: HttpRequest, assignment: Assignment, *, page_url: str = "") -> HttpResponse:
+    """The done page of a submitted assignment (`page_url` when it answers a POST)."""
     campaign = assignment.campaign
     code = assignment.completion_code or completion_code_for(assignment)
-    context = {"campaign": campaign, "assignment": assignment, "code": code}
+    context = {"campaign": campaign, "assignment": assignment, "code": code,
+               "page_url": page_url}
     submit_to = clean_turk_submit_to(assignment.turk_submit_to)
     if submit_to and assignment.mturk_assignment_id:
         context["mturk_submit_url"] = f"{submit_to}/mturk/externalSubmit"
@@ -271,7 +337,7 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
         redirect_url = completion_redirect_url(assignment, code)
         if redirect_url:
             context.update(redirect_url=redirect_url, redirect_pause=REDIRECT_PAUSE_SECONDS,
-                           platform_name=_platform_name(redirect_url))
+                           platform_name=platform_name(redirect_url))
         else:
             context["another_url"] = _another_url(assignment)
     return render(request, "campaigns/done.html", context)

@@ -19,16 +19,26 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
 from annotate.http.ratelimit import START_MESSAGE, start_retry_after, too_many_requests
 
-from ..errors import NotLive, NoWorkAvailable, ResumeRefused, ServiceError, WorkerLimitReached
+from ..errors import (
+    NotLive,
+    NoWorkAvailable,
+    ResumeRefused,
+    ScreenedOut,
+    ServiceError,
+    WorkerLimitReached,
+)
 from ..models import Assignment, Campaign, Worker
 from ..pages.fields import question_fields
 from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
+from ..pages.language import activate_worker_language
 from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
 from ..services.prolific_starts import prolific_participant_verified
 from ..work import (
@@ -46,7 +56,7 @@ from ..work import (
 )
 from ..work.claim import NOT_LIVE_MESSAGES
 from ..work.completion import no_work_redirect_url
-from .assignment import done_url, resume_url
+from .assignment import continue_response, done_url, resume_url
 from .forms import (
     FORM_KEY_FIELD,
     PlatformParams,
@@ -55,6 +65,7 @@ from .forms import (
     form_key_valid,
     platform_params,
 )
+from .screening import screened_out_page
 
 COOKIE_NAME = "annotate_wid"
 COOKIE_SALT = "campaigns.link-worker"
@@ -63,7 +74,7 @@ COOKIE_MAX_AGE = 180 * 24 * 3600
 # one that holds that worker's work (their signed worker id).
 OWNER_COOKIE = "annotate_owner"
 OWNER_SALT = "campaigns.owner"
-CONSENT_REQUIRED = "Please tick the box to agree before you start."
+CONSENT_REQUIRED = gettext_lazy("Please tick the box to agree before you start.")
 # A study that is not open yet (or for now) shows a neutral page: not its name, description,
 # instructions, examples or consent text, which its researcher has not published.
 WITHHELD = (Campaign.Status.DRAFT, Campaign.Status.PAUSED)
@@ -141,6 +152,7 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     campaign, worker = campaign_and_worker(slug=slug, platform=platform, platform_id=platform_id)
     if campaign is None:
         raise Http404("No such study.")
+    activate_worker_language(request, campaign)
     named = None if campaign.status in WITHHELD else campaign  # pages that may show its name
     refused = _refused_link(request, campaign, params, named, worker)
     if refused is not None:
@@ -151,6 +163,8 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
         return _start(request, campaign, params, identity, worker, data)
     if params.preview:
         return _page(request, campaign, params, identity)
+    if worker is not None and worker.screened_out_at is not None:  # the same outcome again
+        return screened_out_page(request, campaign, worker.platform)
     if worker is not None:
         earlier = _earlier_assignment(campaign, params, worker, data)
         if earlier is not None:  # resume the open one, or show the submitted one's code
@@ -173,29 +187,30 @@ def _refused_link(request: HttpRequest, campaign: Campaign, params: PlatformPara
     participant id is one only where demo_setup registered that worker)."""
     if params.turk_submit_to_refused:
         return message_page(
-            request, heading="This link is not from Mechanical Turk", status=400,
+            request, heading=_("This link is not from Mechanical Turk"), status=400,
             campaign=named,
-            message="Its turkSubmitTo is not Mechanical Turk's (https://www.mturk.com or "
-                    "https://workersandbox.mturk.com), so finished work could not be sent back. "
-                    "Please open the HIT from Mechanical Turk.")
+            message=_("Its turkSubmitTo is not Mechanical Turk's (https://www.mturk.com or "
+                      "https://workersandbox.mturk.com), so finished work could not be sent "
+                      "back. Please open the HIT from Mechanical Turk."))
     refused_platform = params.platform_id_refused or (
         "prolific" if params.demo_participant and worker is None else "")
     if refused_platform:
         name, field = PLATFORM_ID_NAMES[refused_platform]
         return message_page(
-            request, heading=f"This link's {name} ID is not valid", status=400,
-            campaign=named,
-            message=f"The {field} in this link is not in the form {name} gives its "
-                    f"participants, so no work was handed out. Please open the study from "
-                    f"{name} again; if this keeps happening, contact the researchers there.")
+            request, heading=_("This link's %(platform)s ID is not valid") % {"platform": name},
+            status=400, campaign=named,
+            message=_("The %(field)s in this link is not in the form %(platform)s gives its "
+                      "participants, so no work was handed out. Please open the study from "
+                      "%(platform)s again; if this keeps happening, contact the researchers "
+                      "there.") % {"field": field, "platform": name})
     prolific_expected = campaign.recruitment == Campaign.Recruitment.PROLIFIC
     if params.prolific_id_missing or (prolific_expected and not params.platform):
         return message_page(
-            request, heading="Please open this study from Prolific", status=400,
+            request, heading=_("Please open this study from Prolific"), status=400,
             campaign=named,
-            message="This link has no Prolific ID in it, so your work could not be matched "
-                    "to your submission or paid. Please go back to Prolific "
-                    "(app.prolific.com) and open the study from there.")
+            message=_("This link has no Prolific ID in it, so your work could not be matched "
+                      "to your submission or paid. Please go back to Prolific "
+                      "(app.prolific.com) and open the study from there."))
     return None
 
 
@@ -237,12 +252,13 @@ def _resume(request: HttpRequest, campaign: Campaign, params: PlatformParams, wo
 
 
 def _not_owner(request: HttpRequest, campaign: Campaign, params: PlatformParams) -> HttpResponse:
-    name = PLATFORM_ID_NAMES.get(params.platform, ("the platform", ""))[0]
+    name = PLATFORM_ID_NAMES.get(params.platform, (_("the platform"), ""))[0]
     return message_page(
-        request, heading="Please continue where you started", status=403, campaign=campaign,
-        message=f"Work for this participant was started in another browser or session. "
-                f"Please continue in the browser where you started, or open the study again "
-                f"from {name}. Work that is not continued is given back after a while.")
+        request, heading=_("Please continue where you started"), status=403, campaign=campaign,
+        message=_("Work for this participant was started in another browser or session. "
+                  "Please continue in the browser where you started, or open the study again "
+                  "from %(platform)s. Work that is not continued is given back after a "
+                  "while.") % {"platform": name})
 
 
 def _wants_more(params: PlatformParams, submitted: Assignment, data) -> bool:
@@ -279,7 +295,7 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
     """Consent, then intake (once per worker), then claim; any refusal re-renders the page."""
     if params.preview:
         return _page(request, campaign, params, identity, status=400,
-                     message="Please accept the HIT on Mechanical Turk before starting.")
+                     message=_("Please accept the HIT on Mechanical Turk before starting."))
     platform, platform_id, new_cookie = identity
     if campaign.status in WITHHELD:
         return _page(request, campaign, params, identity, status=NotLive.status)
@@ -317,10 +333,13 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
             max_items=_unvouched_items(params))
     except ResumeRefused:
         return _not_owner(request, campaign, params)
+    except ScreenedOut:  # nothing claimed, no slot held
+        return _with_cookie(request, screened_out_page(request, campaign, platform), new_cookie)
     except ServiceError as exc:
         return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
                             new_cookie)
-    response = _with_owner(request, HttpResponseRedirect(resume_url(assignment)), campaign,
+    # The first item (or wherever the worker continues) at once, not a redirect to it.
+    response = _with_owner(request, continue_response(request, assignment), campaign,
                            worker.pk, platform)
     return _with_cookie(request, response, new_cookie)
 
@@ -352,7 +371,9 @@ def _no_work(request: HttpRequest, campaign: Campaign, params: PlatformParams,
         release = campaign_next_release(campaign=campaign)
         if release is not None:
             wait_minutes = max(1, math.ceil((release - timezone.now()).total_seconds() / 60))
-    context = {"campaign": campaign, "message": exc.message, "wait_minutes": wait_minutes,
+    # Messages of the hot path are marked for translation where they are written.
+    context = {"campaign": campaign, "message": _(str(exc.message)),
+               "wait_minutes": wait_minutes,
                "platform": params.platform,
                "no_work_code": campaign.completion_code_no_work,
                "no_work_url": no_work_redirect_url(campaign, params.platform)}

@@ -17,6 +17,7 @@ from datetime import datetime
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import Exists, JSONField, Model, OuterRef
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from ..errors import (
     Conflict,
@@ -29,6 +30,7 @@ from ..errors import (
 from ..models import Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
 from .expiry import assignments_expire, expire_lazily, first_deadline
+from .screening import claim_screened
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
            "new_row_json", "worker_assignment_cap"]
@@ -39,12 +41,13 @@ PLATFORM_ID_FIELDS = ("study_id", "session_id", "mturk_assignment_id", "mturk_hi
 CONTROL_SAMPLE = 30  # control items of each kind checked against a worker's history per claim
 CONTROL_POOL_SECONDS = 60.0
 _CONTROL_POOLS: dict[int, tuple[float, dict[str, list[int]]]] = {}  # campaign id -> ids
+# Marked for translation: the worker pages show them in the campaign's language.
 NOT_LIVE_MESSAGES = {
-    "draft": "This study has not started yet; please come back later.",
-    "paused": "This study is paused right now; please come back later.",
-    "closed": "This study is closed and hands out no more work. Thank you!",
+    "draft": gettext_noop("This study has not started yet; please come back later."),
+    "paused": gettext_noop("This study is paused right now; please come back later."),
+    "closed": gettext_noop("This study is closed and hands out no more work. Thank you!"),
 }
-NO_WORK_MESSAGE = "There is no more work for you in this campaign. Thank you!"
+NO_WORK_MESSAGE = gettext_noop("There is no more work for you in this campaign. Thank you!")
 _CLAIM_SQL = ("SELECT outcome, detail, assignment_id FROM campaigns_claim("
               "%s, %s, %s, %s, %s::bigint[], %s::double precision[], %s::jsonb, %s)")
 
@@ -61,13 +64,20 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
     PLATFORM_ID_FIELDS) are stored on a new assignment. When `may_resume` says no to the
     worker's open assignment, ResumeRefused is raised and that assignment is left as it was.
     `max_items` holds a new assignment to fewer regular items (a start the platform has not
-    vouched for gets only a first item).
+    vouched for gets only a first item). A worker the intake's rules screen out gets
+    ScreenedOut and nothing (work/screening.py).
     """
     if worker.campaign_id != campaign.pk:
         raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
     if not campaign.is_live:
         raise NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status), NOT_LIVE_MESSAGES["closed"]))
     ids = _clean_platform_ids(platform_ids or {})
+    return claim_screened(campaign, worker,
+                          lambda: _claim_expiring(campaign, worker, ids, may_resume, max_items))
+
+
+def _claim_expiring(campaign: Campaign, worker: Worker, ids: dict, may_resume,
+                    max_items: int | None) -> Assignment:
     now = timezone.now()
     expired_now = expire_lazily(campaign, now)
     size = campaign.items_per_assignment if max_items is None else max(

@@ -18,7 +18,8 @@ from ..models import Annotation, Assignment, Campaign, Item, Worker
 
 __all__ = ["CODE_LENGTH", "FAILED_CHECKS_TO_FLAG", "PROLIFIC_COMPLETE_URL",
            "completion_code_for", "completion_redirect_url", "failed_attention_checks",
-           "no_work_redirect_url", "outcome_depends_on_checks"]
+           "no_work_redirect_url", "outcome_depends_on_checks",
+           "screened_out_redirect_url"]
 
 CODE_LENGTH = 12  # base32 (A-Z, 2-7; no 0/1/8/9 to confuse): 60 bits, short enough to type
 _SALT = "campaigns.completion_code"
@@ -77,4 +78,11 @@ def no_work_redirect_url(campaign: Campaign, platform: str) -> str:
     """The study's "no work" completion URL for a participant who found nothing to do."""
     template = _redirect_template(campaign, platform)
     code = campaign.completion_code_no_work
+    return template.replace("{code}", quote(code)) if template and code else ""
+
+
+def screened_out_redirect_url(campaign: Campaign, platform: str) -> str:
+    """The study's screened-out completion URL (Prolific's screen-out flow), or ''."""
+    template = _redirect_template(campaign, platform)
+    code = campaign.completion_code_screened_out
     return template.replace("{code}", quote(code)) if template and code else ""

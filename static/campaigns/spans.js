@@ -7,6 +7,10 @@
 // extends, Enter marks (a number key marks with that severity), Escape cancels.
 (function () {
   "use strict";
+  // The page's words in its language (i18n.js); English with its placeholders filled without.
+  var t = window.workerText || function (text, values) {
+    return text.replace(/%\((\w+)\)s/g, function (w, n) { return values && n in values ? String(values[n]) : w; });
+  };
   var TOKEN = /\s+|[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}]|[\p{L}\p{N}\p{M}]+(?:['\u2019-][\p{L}\p{N}\p{M}]+)*|[^\s]/gu;
   var sets = document.querySelectorAll('fieldset[data-kind="spans"]');
   sets.forEach(init);
@@ -19,7 +23,7 @@
       if (open) {
         event.preventDefault();
         event.stopImmediatePropagation();
-        open.spansWarn("Mark the selected span (or cancel it) before saving.");
+        open.spansWarn(t("Mark the selected span (or cancel it) before saving."));
       }
     }, true);
   }
@@ -180,8 +184,10 @@
       var b = document.createElement("button");
       b.type = "button";
       b.className = "button button--secondary spans-item-" + action.toLowerCase();
-      b.textContent = action;
-      b.setAttribute("aria-label", action + " span \u201c" + quoted + "\u201d");
+      b.textContent = t(action);
+      b.setAttribute("aria-label", t(action === "Edit" ? "Edit span \u201c%(text)s\u201d"
+                                                       : "Delete span \u201c%(text)s\u201d",
+                                     { text: quoted }));
       b.addEventListener("click", function () {
         if (action === "Edit") { edit(i, true); } else { remove(i, true); }
       });
@@ -206,14 +212,14 @@
       editor.hidden = false;
       quote.textContent = slice(range.start, range.end);
       extendHint.hidden = editing >= 0;
-      saveButton.textContent = editing >= 0 ? "Save changes" : "Mark span";
+      saveButton.textContent = t(editing >= 0 ? "Save changes" : "Mark span");
       deleteButton.hidden = editing < 0;
       if (editing < 0 && !radios.some(function (r) { return r.checked; }) && category) {
         category.value = "";
       }
       render();
-      announce("Selected: " + quote.textContent + ". Choose a severity" +
-               (category ? " and a category" : "") + ".");
+      announce(t(category ? "Selected: %(text)s. Choose a severity and a category."
+                          : "Selected: %(text)s. Choose a severity.", { text: quote.textContent }));
       if (focusEditor) {
         (radios.find(function (r) { return r.checked; }) || radios[0]).focus();
       }
@@ -244,15 +250,15 @@
       var gone = spans.splice(i, 1)[0];
       write();
       close(false);
-      announce("Deleted the span \u201c" + slice(gone.start, gone.end) + "\u201d.");
+      announce(t("Deleted the span \u201c%(text)s\u201d.", { text: slice(gone.start, gone.end) }));
       if (refocus) { box.focus(); }
     }
 
     function save() {
       var checked = radios.find(function (r) { return r.checked; });
-      if (!checked) { show("Choose a severity."); radios[0].focus(); return; }
+      if (!checked) { show(t("Choose a severity.")); radios[0].focus(); return; }
       var chosen = category ? category.value : "";
-      if (categoryRequired && !chosen) { show("Choose a category."); category.focus(); return; }
+      if (categoryRequired && !chosen) { show(t("Choose a category.")); category.focus(); return; }
       var clash = spans.find(function (s, i) {
         return i !== editing && (overlapAllowed
           ? s.start === pending.start && s.end === pending.end && s.severity === checked.value &&
@@ -260,11 +266,11 @@
           : s.start < pending.end && pending.start < s.end);
       });
       if (clash) {
-        show("This overlaps the span \u201c" + slice(clash.start, clash.end) +
-             "\u201d: edit or delete that one instead.");
+        show(t("This overlaps the span \u201c%(text)s\u201d: edit or delete that one instead.",
+               { text: slice(clash.start, clash.end) }));
         return;
       }
-      if (editing < 0 && spans.length >= max) { show("At most " + max + " spans."); return; }
+      if (editing < 0 && spans.length >= max) { show(t("At most %(max)s spans.", { max: max })); return; }
       var span = { start: pending.start, end: pending.end, severity: checked.value,
                    category: chosen || null };
       if (editing >= 0) { spans[editing] = span; } else { spans.push(span); }
@@ -272,8 +278,9 @@
       caret = span.end;
       var keyboard = editor.contains(document.activeElement);
       close(keyboard);
-      announce("Marked \u201c" + slice(span.start, span.end) + "\u201d as " + describe(span) +
-               ". " + spans.length + " span" + (spans.length === 1 ? "" : "s") + " marked.");
+      announce(t(spans.length === 1 ? "Marked \u201c%(text)s\u201d as %(label)s. 1 span marked."
+                                     : "Marked \u201c%(text)s\u201d as %(label)s. %(n)s spans marked.",
+                 { text: slice(span.start, span.end), label: describe(span), n: spans.length }));
     }
 
     editor.addEventListener("click", function (event) {
@@ -408,7 +415,9 @@
 
     box.addEventListener("keydown", function (event) {
       var key = event.key;
-      var moves = { ArrowLeft: -1, ArrowRight: 1, Home: -Infinity, End: Infinity };
+      // Right to left (an Arabic or Hebrew page), the left arrow moves on through the text.
+      var ahead = window.getComputedStyle(box).direction === "rtl" ? -1 : 1;
+      var moves = { ArrowLeft: -ahead, ArrowRight: ahead, Home: -Infinity, End: Infinity };
       if (key in moves && !event.metaKey) {
         event.preventDefault();
         var to = Math.abs(moves[key]) === Infinity ? (moves[key] < 0 ? 0 : n)
@@ -423,9 +432,9 @@
           keyAnchor = null;
           caret = to;
           if (editing < 0 && pending) { close(false); } else { render(); }
-          var t = tokenAt(caret);
-          announce(caret === n ? "End of text" : t >= 0 && !tokens[t].space
-            ? slice(tokens[t].start, tokens[t].end) : "space");
+          var at = tokenAt(caret);
+          announce(caret === n ? t("End of text") : at >= 0 && !tokens[at].space
+            ? slice(tokens[at].start, tokens[at].end) : t("space"));
         }
       } else if (key === "Enter") {
         event.preventDefault();
@@ -435,7 +444,7 @@
         } else if (inside >= 0) {
           edit(inside, true);
         } else {
-          announce("Nothing selected: hold shift and use the arrow keys to select.");
+          announce(t("Nothing selected: hold shift and use the arrow keys to select."));
         }
       } else if (/^[1-9]$/.test(key) && pending && radios[key - 1] && !event.ctrlKey &&
                  !event.altKey && !event.metaKey) {
@@ -445,7 +454,7 @@
         if (categoryRequired && category && !category.value) {
           select(pending, false);
           category.focus();
-          announce("Choose a category.");
+          announce(t("Choose a category."));
         } else {
           save();
           box.focus();

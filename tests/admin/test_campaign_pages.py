@@ -282,3 +282,15 @@ def test_an_item_of_another_campaign_or_garbage_is_refused_politely(researcher_c
         response = researcher_client.get(preview_url(campaign), {"item": value}, follow=True)
         assert response.status_code == 200
         assert "This campaign has no item with id" in response.content.decode()
+
+
+def test_the_dashboard_counts_the_screened_out_by_rule(researcher_client, campaign):
+    from django.utils import timezone
+    for n, reason in enumerate(["ineligible:adult", "quota:l1", "ineligible:adult"]):
+        Worker.objects.create(campaign=campaign, platform="link", platform_id=f"s{n}",
+                              screened_out_at=timezone.now(), screened_out_reason=reason)
+    assert campaign_dashboard(campaign=campaign).screened_out == {"ineligible:adult": 2,
+                                                                  "quota:l1": 1}
+    page = researcher_client.get(dashboard_url(campaign)).content.decode()
+    assert '<span class="dash-number">3</span> screened out' in page
+    assert "2 ineligible:adult; 1 quota:l1" in page

@@ -62,3 +62,18 @@ def test_sending_nothing_is_refused_without_a_request(researcher_client, researc
     response = researcher_client.post(_url(_study(researcher)), {"token": "t"})
     assert response.status_code == 400 and prolific.requests == []
     assert "Choose approvals, bonuses or both." in response.content.decode()
+
+
+def test_screened_out_participants_are_listed_with_their_rule_and_intake_only(
+        researcher_client, researcher):
+    from django.utils import timezone
+
+    from campaigns.models import Worker
+    campaign = _study(researcher)
+    Worker.objects.create(campaign=campaign, platform="prolific", platform_id="p-minor",
+                          intake={"adult": "no"}, screened_out_at=timezone.now(),
+                          screened_out_reason="ineligible:adult")
+    page = researcher_client.get(_url(campaign)).content.decode()
+    assert "Screened out (1)" in page
+    assert "prolific: p-minor" in page and "ineligible:adult" in page and "adult = no" in page
+    assert f"{len(PLAN)} submissions:" in page  # not counted as a submission

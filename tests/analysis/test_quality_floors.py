@@ -54,7 +54,8 @@ def test_the_campaigns_floor_reaches_its_statistics(owner):
     from tests.api.conftest import make_annotation, make_items
     from tests.factories import make_campaign
 
-    campaign = make_campaign(owner=owner, status=Campaign.Status.LIVE)
+    # The default reading floor switched off (0): only the floor set below may fire.
+    campaign = make_campaign(owner=owner, status=Campaign.Status.LIVE, min_seconds_per_word=0)
     items = make_items(campaign, 3)
     for worker, seconds in (("bot", 0.1), ("bot2", 0.1), ("human", 30.0)):
         for item in items:
@@ -68,3 +69,10 @@ def test_the_campaigns_floor_reaches_its_statistics(owner):
     assert stats["counts"]["flagged_workers"] == 2
     assert all("under the minimum of 2 s" in " ".join(r["reasons"])
                for r in stats["quality"] if r["flagged"])
+
+
+@pytest.mark.parametrize(("setting", "floor"), [(None, 0.06), (0, None), (0.2, 0.2)])
+def test_an_empty_setting_is_the_default_reading_floor_and_zero_switches_it_off(setting, floor):
+    from campaigns.analysis.quality import DEFAULT_SECONDS_PER_WORD, effective_word_floor
+    assert DEFAULT_SECONDS_PER_WORD == 0.06  # 1,000 words per minute
+    assert effective_word_floor(setting) == floor

@@ -117,6 +117,27 @@ def test_an_update_with_a_bad_intake_question_names_its_path(api, campaign):
     assert response.json()["extra"]["errors"][0]["path"].startswith("intake_questions[0]")
 
 
+ADULT = {"id": "adult", "kind": "choice", "text": "Are you 18 or older?",
+         "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}
+
+
+def test_screening_rules_and_their_code_are_stored_and_a_bad_rule_named_by_path(api, campaign):
+    rules = [{**ADULT, "eligible": ["yes"], "quota": {"yes": 30}}]
+    response = api.patch(f"/api/campaigns/{campaign.slug}/",
+                         {"intake_questions": rules, "completion_code_screened_out": "SCR1"},
+                         format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["intake_questions"] == rules
+    assert response.json()["completion_code_screened_out"] == "SCR1"
+    response = api.patch(f"/api/campaigns/{campaign.slug}/",
+                         {"intake_questions": [{**ADULT, "eligible": ["maybe"]}]},
+                         format="json")
+    assert response.status_code == 400
+    assert response.json()["extra"]["errors"] == [
+        {"path": "intake_questions[0].eligible[0]",
+         "message": "'maybe' is not an answer to this question"}]
+
+
 def test_the_status_action_pauses_a_campaign(api, campaign):
     response = api.post(f"/api/campaigns/{campaign.slug}/status/", {"status": "paused"},
                         format="json")
@@ -148,3 +169,16 @@ def test_duplicating_onto_another_researchers_slug_answers_the_same_neutral_409(
     assert response.json()["message"] == "This slug is not available; choose another."
     assert Campaign.objects.filter(slug="theirs").count() == 1
     assert not Campaign.objects.filter(owner=owner).exclude(pk=mine.pk).exists()
+
+
+def test_the_worker_pages_language_is_a_bcp47_tag(api, campaign):
+    response = api.patch(f"/api/campaigns/{campaign.slug}/",
+                         {"language": "zh-Hans", "language_from_browser": True}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["language"] == "zh-Hans"
+    response = api.patch(f"/api/campaigns/{campaign.slug}/", {"language": "German!"},
+                         format="json")
+    assert response.status_code == 400
+    assert response.json()["extra"]["errors"] == [
+        {"path": "language", "message": "expected a BCP 47 language code such as de, ar or "
+                                        "zh-Hans"}]

@@ -1,6 +1,7 @@
-"""manage.py demo_setup (make demo): an admin whose printed password works, five campaigns,
-a link per campaign that opens as-is and leads to a first item, the Prolific study URL to
-paste, and a second run that changes nothing but the password."""
+"""manage.py demo_setup (make demo): an admin whose printed password works, six campaigns (the
+five seeds and the Arena side-by-side template), a link per campaign that opens as-is and leads
+to a first item, the Prolific study URL to paste, and a second run that changes nothing but the
+password."""
 import re
 from html import unescape
 from urllib.parse import urlsplit
@@ -14,6 +15,7 @@ from campaigns.models import Assignment, Campaign, Item, Worker
 from campaigns.selectors.platforms import campaign_platform_setup
 from campaigns.work import DEMO_PARTICIPANT_ID
 from tests.factories import make_campaign, make_items
+from tests.views.conftest import page_url
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +31,7 @@ def test_it_prints_a_working_admin_password_and_a_link_per_campaign(capsys):
     assert authenticate(username="admin", password=password).is_superuser
     slugs = re.findall(r"Try it:\s+\S+/c/([a-z-]+)/", out)
     assert sorted(slugs) == sorted(Campaign.objects.values_list("slug", flat=True))
-    assert len(slugs) == 5
+    assert len(slugs) == 6 and "arena-side-by-side" in slugs
 
 
 def _start_form(html: str) -> dict[str, str]:
@@ -59,7 +61,7 @@ def test_every_link_it_prints_opens_as_is_and_the_campaign_links_lead_to_a_first
     out = run(capsys)
     admin = re.search(r"Admin:\s+(\S+)", out).group(1)
     tries = re.findall(r"Try it:\s+(\S+)", out)
-    assert admin.startswith("http://127.0.0.1:8765/") and len(tries) == 5
+    assert admin.startswith("http://127.0.0.1:8765/") and len(tries) == 6
     assert Client().get(urlsplit(admin).path).status_code == 200
 
     for link in tries:
@@ -68,11 +70,10 @@ def test_every_link_it_prints_opens_as_is_and_the_campaign_links_lead_to_a_first
         parts = urlsplit(link)
         page = browser.get(f"{parts.path}?{parts.query}")
         assert page.status_code == 200, link
-        started = browser.post(parts.path, _start_form(page.content.decode()), follow=True)
+        started = browser.post(parts.path, _start_form(page.content.decode()))
         assert started.status_code == 200, link
-        (path, _status), = started.redirect_chain
-        assert re.fullmatch(r"/a/[^/]+/1/", path), (link, path)
-    assert Assignment.objects.filter(worker__platform_id=DEMO_PARTICIPANT_ID).count() == 5
+        assert re.fullmatch(r"/a/[^/]+/1/", page_url(started)), (link, page_url(started))
+    assert Assignment.objects.filter(worker__platform_id=DEMO_PARTICIPANT_ID).count() == 6
 
     # The Prolific study URL to paste: the admin's, on the server's port.
     pasted = re.findall(r"Prolific:\s+(\S+)", out)
@@ -98,7 +99,7 @@ def test_running_it_twice_keeps_the_data(capsys):
     run(capsys)
     items = Item.objects.count()
     out = run(capsys)
-    assert Item.objects.count() == items and Campaign.objects.count() == 5
+    assert Item.objects.count() == items and Campaign.objects.count() == 6
     password = re.search(r"password: (\S+)", out).group(1)
     assert authenticate(username="admin", password=password) is not None
 
@@ -113,8 +114,8 @@ def test_the_demo_ships_a_judge_per_campaign_that_calls_nothing_until_configured
     out = run(capsys)
     assert "endpoint off" in out
     judges = Judge.objects.filter(name="local-llm")
-    assert judges.count() == 5 and {j.base_url for j in judges} == {""}
+    assert judges.count() == 6 and {j.base_url for j in judges} == {""}
     with pytest.raises(Conflict, match="LLM_JUDGE_LOCAL_URL"):
         judge_run_start(judge=judges.first(), scope={"scope": "all"})
     run(capsys)
-    assert Judge.objects.count() == 5
+    assert Judge.objects.count() == 6

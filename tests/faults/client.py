@@ -114,11 +114,11 @@ def run_workers(tokens: list[str], per_assignment: int, *, keys: dict[str, str],
                         continue
                     with outcome.lock:
                         outcome.statuses[status] += 1
-                        # 302: saved (to the next item, or to the done page when this save
-                        # answered the last item and handed the assignment in). A retry of
+                        # 200: saved (answered with the next item, or with the done page
+                        # when this save answered the last item and handed the work in). A retry of
                         # the final item whose first attempt was saved and handed in gets the
                         # done page too and stores nothing; the value is the same.
-                        if status in (302, 303):
+                        if status == 200:
                             outcome.acknowledged[(token, position)] = value
                         elif status >= 500:
                             text = data.decode("utf-8", "replace")
@@ -128,7 +128,7 @@ def run_workers(tokens: list[str], per_assignment: int, *, keys: dict[str, str],
                                 outcome.unclear_503.append(text[:300])
                             else:
                                 outcome.server_errors.append(f"{status}: {text[:500]}")
-                    if status in (302, 303):
+                    if status == 200:
                         time.sleep(pause_s)
                         break
                     if status == 409 or status == 404:

@@ -175,3 +175,26 @@ def test_the_rubric_schema_validates_the_published_expert_scores(all_seeds):
         jsonschema.validate(answers, json_schema)
         checked += 1
     assert checked == len(table) >= 100
+
+
+def test_conversations_reach_the_judge_as_role_labelled_transcripts(owner):
+    from campaigns.services.items import items_import
+    from tests.factories import make_campaign
+    schema = {"display": [{"field": "conversation", "label": "Conversation", "format": "chat"},
+                          {"field": "notes", "label": "Notes", "format": "markdown"}],
+              "outputs_format": "chat", "role_labels": {"user": "Customer"},
+              "questions": [{"id": "pref", "kind": "pairwise", "text": "Which is better?"}]}
+    campaign = make_campaign(owner=owner, schema=schema)
+    context = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello."},
+               {"role": "user", "content": "A table?"}]
+    row = {"id": "c1", "conversation": context, "notes": "| a |\n|---|\n| 1 |", "outputs": [
+        {"system": "x", "messages": [*context, {"role": "assistant", "content": "| n |"}]},
+        {"system": "y", "messages": [*context, {"role": "assistant", "content": "No."}]}]}
+    items_import(campaign=campaign, content=__import__("json").dumps([row]).encode(),
+                 filename="i.json")
+    prompt = judge_prompt_preview(_judge(campaign), campaign.items.get()).prompt
+    assert "## Conversation\nCustomer: Hi\n\nAssistant: Hello.\n\nCustomer: A table?\n" in prompt
+    assert "## Notes\n| a |\n|---|\n| 1 |" in prompt  # Markdown reads as it is
+    assert ("The conversation so far:\nCustomer: Hi\n\nAssistant: Hello.\n\nCustomer: A table?\n\n"
+            "Response A (how the conversation continues):\nAssistant: | n |\n\n"
+            "Response B (how the conversation continues):\nAssistant: No.") in prompt

@@ -30,6 +30,8 @@ TIE_REMOVED = with_question(PREFERENCE_SCHEMA, "preference", options=[
 RENAMED = with_question(PREFERENCE_SCHEMA, "preference", id="pref")
 RELABELLED = with_question(PREFERENCE_SCHEMA, "preference", text="Which reads better?")
 NEW_ITEMS = b'{"id": "n1", "prompt": "p", "completion": "c"}\n'
+ADULT = {"id": "adult", "kind": "choice", "text": "Are you 18 or older?",
+         "options": [{"value": "yes", "label": "Yes"}, {"value": "no", "label": "No"}]}
 BAD_ITEMS = b'{"id": "sys-a-0", "prompt": "p", "completion": "c"}\n{"id": "n2", "prompt": "p"}\n'
 
 
@@ -57,6 +59,12 @@ TABLE = [
            ok=False, says="cannot be removed or renamed"),
     Action("ask for checks with no attention items", "update",
            params={"attention_checks_per_assignment": 2}, says="0 attention item(s)"),
+    Action("screen participants by their intake answers", "update", params={
+        "intake_questions": [{**ADULT, "eligible": ["yes"], "quota": {"yes": 40}}],
+        "completion_code_screened_out": "SCR1"}),
+    Action("a screening rule with an answer the question has not", "update", params={
+        "intake_questions": [{**ADULT, "eligible": ["maybe"]}]}, ok=False,
+        says="is not an answer to this question"),
     Action("import items", "import", "draft", {"content": NEW_ITEMS}),
     Action("import a bad file", "import", params={"content": BAD_ITEMS}, ok=False,
            says="'sys-a-0' already exists in this campaign"),
@@ -108,7 +116,8 @@ def state() -> list:
     those): campaigns, items, answers, erased workers, answer migrations."""
     rows = []
     for c in Campaign.objects.order_by("slug"):
-        rows.append((c.slug, c.name, c.status, c.schema, c.annotations_per_item,
+        rows.append((c.slug, c.name, c.status, c.schema, c.intake_questions,
+                     c.completion_code_screened_out, c.annotations_per_item,
                      c.attention_checks_per_assignment, c.owner.username,
                      sorted(c.collaborators.values_list("username", flat=True)),
                      sorted(Item.objects.filter(campaign=c).values_list(
@@ -152,7 +161,8 @@ class AdminRoute:
             response = client.post(reverse("admin:campaigns_campaign_add"), data, follow=True)
             return response.redirect_chain != [], _admin_messages(response)
         if a.verb == "update":
-            changes = {k: json.dumps(v) if k == "schema" else v for k, v in a.params.items()}
+            changes = {k: json.dumps(v) if k in ("schema", "intake_questions") else v
+                       for k, v in a.params.items()}
             data = form_data(campaign, **changes)  # as the page shows it: collaborators kept
             data["collaborators"] = "\n".join(  # the field takes usernames, one per line
                 campaign.collaborators.values_list("username", flat=True))

@@ -67,7 +67,9 @@ def test_example_answers_meet_the_json_schema():
     for _ in range(30):
         answer = q.example_answer(DATA, rng)
         assert answer["best"] != answer["worst"]
-        jsonschema.validate(q.validate_answer(answer, DATA), q.json_schema(DATA))
+        jsonschema.validate(answer, q.json_schema(DATA))
+        assert "order" in q.validate_answer(answer, DATA)  # the server's, never the judge's
+    assert "order" not in q.json_schema(DATA)["properties"]
     assert '"best": "A" | "B" | "C" | "D"' in q.prompt_answer(DATA)
     assert "Response D:\nHi from s." in q.prompt_section(DATA)
 

@@ -117,3 +117,60 @@ def test_a_campaign_without_submissions_has_an_empty_list(owner):
     campaign = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA)
     assert campaign_submissions(campaign=campaign) == []
     assert prolific_bonus_csv([]) == ""
+
+
+def _simulated_study(owner, *, bots: int, humans: int, seed: int = 30):
+    """The summary-consistency seed (real articles and summaries) worked through the hot path:
+    bots answer every item in 0.05 s; people read at their own pace (words per minute drawn
+    log-normally around 238, Brysbaert 2019, up to the fastest skimmers) and then answer."""
+    import random
+
+    from django.contrib.auth import get_user_model
+
+    from campaigns.schema import parse_schema
+    from campaigns.services.seeds import seed_campaigns_load
+    from campaigns.work import annotation_submit, assignment_claim
+
+    rng = random.Random(seed)
+    seed_owner = get_user_model().objects.create_user("seed-owner")
+    (campaign, _), = seed_campaigns_load(owner=seed_owner, slugs=("summary-consistency",))
+    campaign.owner = owner
+    campaign.annotations_per_item = bots + humans
+    campaign.save()
+    campaign.items.update(slots_wanted=bots + humans)
+    schema = parse_schema(campaign.schema)
+    fields = [d.field for d in schema.display]
+    kinds = ["bot"] * bots + ["human"] * humans
+    for n, kind in enumerate(kinds):
+        worker = Worker.objects.create(campaign=campaign, platform="prolific",
+                                       platform_id=f"{kind}-{n}")
+        assignment = assignment_claim(campaign=campaign, worker=worker)
+        wpm = min(900.0, rng.lognormvariate(5.47, 0.35))  # median e^5.47 = 238 words/minute
+        for slot in assignment.slots.select_related("item").order_by("position"):
+            words = sum(len(str(slot.item.data.get(f) or "").split()) for f in fields)
+            seconds = 0.05 if kind == "bot" else words / wpm * 60 + rng.uniform(3, 20)
+            answers = {q.id: q.example_answer(slot.item.data, rng) for q in schema.questions}
+            annotation_submit(assignment=assignment, position=slot.position, answers=answers,
+                              seconds_spent=seconds)
+    return campaign
+
+
+def test_the_default_reading_floor_sends_simulated_bots_to_review_and_no_person(owner):
+    """The figure docs/analysis.md reports: with no floor set, 30 of 30 bots (0.05 s per item)
+    are suggested for review, with the rule named, and none of 20 simulated people. The bots
+    are the majority, so the typical worker is a bot and the relative rule sees none."""
+    campaign = _simulated_study(owner, bots=30, humans=20)
+    rows = {r["participant_id"]: r for r in campaign_submissions(campaign=campaign)}
+    bots = [r for pid, r in rows.items() if pid.startswith("bot")]
+    people = [r for pid, r in rows.items() if pid.startswith("human")]
+    assert len(bots) == 30 and len(people) == 20
+    flagged_bots = [r for r in bots if r["action"] != "approve"]
+    assert len(flagged_bots) / len(bots) == 1.0
+    assert all("under the minimum of 0.06 s" in r["reason"] for r in bots)
+    assert [r["reason"] for r in people if r["action"] != "approve"] == []
+    # Switched off (0), the bots pass again: the default is what catches them.
+    campaign.min_seconds_per_word = 0
+    campaign.save()
+    passed = [r for r in campaign_submissions(campaign=campaign)
+              if r["participant_id"].startswith("bot") and r["action"] == "approve"]
+    assert len(passed) == 30

@@ -97,3 +97,15 @@ def _worker_texts(campaign) -> str:
 def test_no_worker_visible_seed_text_describes_something_the_page_does_not_have(seeded, wrong):
     for campaign in seeded.values():
         assert wrong not in _worker_texts(campaign), (campaign.slug, wrong)
+
+
+def test_the_demo_adds_the_arena_template_as_a_live_campaign_once(owner):
+    from campaigns.services.seeds import starter_campaigns_load
+    [(arena, created)] = starter_campaigns_load(owner=owner)
+    assert created and arena.slug == "arena-side-by-side" and arena.status == Campaign.Status.LIVE
+    assert arena.items.count() == 12 and "Content warning" in arena.consent_text
+    schema = parse_schema(arena.schema)
+    assert schema.outputs_format == "markdown"
+    assert [q.kind for q in schema.questions] == ["pairwise", "likert"]
+    assert all("messages" in o for o in arena.items.first().data["outputs"])
+    assert starter_campaigns_load(owner=owner) == [(arena, False)]

@@ -18,9 +18,11 @@ def _available(starter):
         pytest.skip(f"needs the question kind(s) {sorted(missing)}, not registered on this branch")
 
 
-def test_the_gallery_holds_the_five_seed_tasks_and_the_four_comparative_designs():
+def test_the_gallery_holds_the_seed_tasks_the_comparative_and_the_chat_designs():
     names = [s.name for s in ALL]
-    assert names == [*SEED_SLUGS, "pairwise-preference", "best-worst", "esa", "mqm"]
+    assert names == [*SEED_SLUGS, "pairwise-preference", "best-worst", "esa", "mqm",
+                     "chat-helpfulness-harmlessness", "arena-side-by-side",
+                     "summaries-rate-then-best-worst"]
 
 
 @pytest.mark.parametrize("starter", ALL, ids=lambda s: s.name)

@@ -182,3 +182,43 @@ def test_a_computation_whose_worker_is_killed_every_time_ends_failed(campaign, q
     row.refresh_from_db()
     assert row.status == Status.FAILED and "gave up after 3 attempts" in row.error
     assert row.result is None
+
+
+def test_a_campaign_over_the_memory_limit_is_refused_clearly_and_nothing_is_computed(
+        campaign, queued, settings):
+    """The job estimates its memory from the campaign's annotations (budget.py) and refuses
+    before reading anything, with the reason and the setting to change, never by being
+    killed."""
+    from campaigns.selectors.analysis.budget import memory_estimate_mb
+
+    _rated(campaign)
+    settings.STATISTICS_MEMORY_LIMIT_MB = int(memory_estimate_mb(6)) - 1
+    row = statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={}).row
+    service.statistics_compute(result_id=row.pk)
+    row.refresh_from_db()
+    assert row.status == Status.FAILED and row.result is None
+    assert "6 annotations need about" in row.error and "STATISTICS_MEMORY_LIMIT_MB" in row.error
+
+
+def test_near_the_memory_limit_the_intervals_use_fewer_resamples_and_say_so(
+        campaign, queued, settings):
+    """Past half the limit once the data is read, the job resamples less and the result
+    states how many resamples it used and why; under it, every resample asked for."""
+    from campaigns.selectors.analysis import budget
+
+    _rated(campaign)
+    row = statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={}).row
+    service.statistics_compute(result_id=row.pk)
+    row.refresh_from_db()
+    assert row.result["resamples"] == {"requested": 1000, "used": 1000, "note": ""}
+
+    held = budget.psutil.Process().memory_info().rss / 2**20
+    settings.STATISTICS_MEMORY_LIMIT_MB = max(int(1.5 * held),
+                                              int(budget.memory_estimate_mb(6)) + 1)
+    StatisticsResult.objects.filter(pk=row.pk).update(status=Status.QUEUED)
+    service.statistics_compute(result_id=row.pk)
+    row.refresh_from_db()
+    assert row.status == Status.DONE
+    resamples = row.result["resamples"]
+    assert resamples["requested"] == 1000 and resamples["used"] == 200
+    assert "200 resamples instead of 1000" in resamples["note"]

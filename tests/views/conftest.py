@@ -1,4 +1,6 @@
 """Fixtures for the worker-page tests: no rate limits, helpers to start and answer."""
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -25,9 +27,22 @@ def start(client, campaign, params=None, **extra) -> Assignment:
     params = PROLIFIC if params is None else params
     response = client.post(reverse("campaigns:entry", args=[campaign.slug]),
                            {**params, **extra})
-    assert response.status_code == 302, response.content.decode()[:2000]
-    token = response["Location"].split("/")[2]
+    assert response.status_code == 200, response.content.decode()[:2000]
+    token = page_url(response).split("/")[2]
     return Assignment.objects.get(token=token)
+
+
+PAGE_URL = re.compile(r'<body data-page-url="([^"]+)"')
+
+
+def page_url(response) -> str:
+    """Where a worker POST took the worker: the address of the page it answered with (the
+    page names it for the address bar), or a redirect's target."""
+    if response.status_code in (301, 302, 303):
+        return response["Location"]
+    match = PAGE_URL.search(response.content.decode())
+    assert match, f"no page address in a {response.status_code} answer"
+    return match.group(1)
 
 
 def item_url(assignment, position=1):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.work.completion import completion_code_for
 from tests.factories import ESA_SCHEMA, MQM_SCHEMA, make_campaign, mturk_worker_id, prolific_pid
-from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
+from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, page_url, start
 
 pytestmark = pytest.mark.django_db
 
@@ -53,22 +53,50 @@ def test_an_unknown_token_or_position_is_404(client, continuation):
     assert client.get(item_url(assignment, 0)).status_code == 404
 
 
-def test_a_valid_answer_is_saved_and_redirects_to_the_next_item(client, continuation):
+def test_a_valid_answer_is_saved_and_answered_with_the_next_item(client, continuation):
     assignment = start(client, continuation)
     response = client.post(item_url(assignment, 1), VALID_CONTINUATION)
-    assert response.status_code == 302 and response["Location"] == item_url(assignment, 2)
+    assert response.status_code == 200 and page_url(response) == item_url(assignment, 2)
     annotation = Annotation.objects.get()
     assert annotation.answers == {"coherence": 4, "sentiment": 2, "feedback": "fine"}
 
 
-def test_saving_the_last_item_hands_in_and_redirects_to_the_code(client, continuation):
+def test_the_next_page_posts_to_its_own_address_and_names_it_for_the_address_bar(
+        client, continuation):
+    """One request per answered item: the save answers with the next item, which the
+    browser shows under the URL the save was posted to. The form's action and the page's
+    data-page-url (put in the address bar by address.js) name the next item, so its save,
+    a reload, back and forward all go to the right item; a GET shows the same page."""
+    assignment = start(client, continuation)
+    html = client.post(item_url(assignment, 1), VALID_CONTINUATION).content.decode()
+    assert f'action="{item_url(assignment, 2)}"' in html
+    assert f'data-page-url="{item_url(assignment, 2)}"' in html and "campaigns/address.js" in html
+    assert "Item 2 of 3" in html
+    shown = client.get(item_url(assignment, 2)).content.decode()
+    assert f'action="{item_url(assignment, 2)}"' in shown and "data-page-url" not in shown
+
+
+def test_a_resent_save_stores_once_and_answers_with_the_same_next_page(client, continuation):
+    """A reload answered "resend", the back button and a double click repeat the POST: the
+    save is an upsert, so the item keeps one annotation with the last answers."""
+    assignment = start(client, continuation)
+    first = client.post(item_url(assignment, 1), VALID_CONTINUATION)
+    again = client.post(item_url(assignment, 1), {**VALID_CONTINUATION, "q-coherence": "5"})
+    assert page_url(first) == page_url(again) == item_url(assignment, 2)
+    annotation = Annotation.objects.get()
+    assert annotation.answers["coherence"] == 5
+    assert Item.objects.get(pk=annotation.item_id).annotations_done == 1
+
+
+def test_saving_the_last_item_hands_in_and_answers_with_the_code(client, continuation):
     assignment = start(client, continuation)
     for position in (1, 2, 3):
         response = client.post(item_url(assignment, position), VALID_CONTINUATION)
     done = reverse("campaigns:done", args=[assignment.token])
-    assert response.status_code == 302 and response["Location"] == done
+    assert response.status_code == 200 and page_url(response) == done
     assignment.refresh_from_db()
     assert assignment.status == "submitted" and assignment.completion_code
+    assert assignment.completion_code in response.content.decode()
     assert assignment.completion_code in client.get(done).content.decode()
 
 
@@ -77,12 +105,12 @@ def test_the_assignment_stays_open_until_its_last_unanswered_item_is_saved(clien
     client.post(item_url(assignment, 1), VALID_CONTINUATION)
     # The last position saved while item 2 is unanswered: the finish page says what is left.
     response = client.post(item_url(assignment, 3), VALID_CONTINUATION)
-    assert response["Location"] == reverse("campaigns:finish", args=[assignment.token])
+    assert page_url(response) == reverse("campaigns:finish", args=[assignment.token])
     assignment.refresh_from_db()
     assert assignment.status == "active" and not assignment.completion_code
     # Item 2, the last unanswered one, is saved from the middle of the assignment.
     response = client.post(item_url(assignment, 2), VALID_CONTINUATION)
-    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    assert page_url(response) == reverse("campaigns:done", args=[assignment.token])
     assert Assignment.objects.get().status == "submitted"
     assert Annotation.objects.count() == 3
 
@@ -94,13 +122,13 @@ def test_going_back_and_changing_an_answer_before_the_end(client, continuation):
     page = client.get(item_url(assignment, 1)).content.decode()
     assert 'id="f-coherence-4" name="q-coherence" value="4" checked' in page
     response = client.post(item_url(assignment, 1), {**VALID_CONTINUATION, "q-coherence": "1"})
-    assert response["Location"] == item_url(assignment, 2)
+    assert page_url(response) == item_url(assignment, 2)
     assert Assignment.objects.get().status == "active"
     first = assignment.slots.get(position=1).item
     assert Annotation.objects.get(item=first).answers["coherence"] == 1
     assert Annotation.objects.count() == 2
     response = client.post(item_url(assignment, 3), VALID_CONTINUATION)
-    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    assert page_url(response) == reverse("campaigns:done", args=[assignment.token])
 
 
 def test_a_double_post_of_the_final_item_stores_once_and_lands_on_the_code(client, continuation):
@@ -110,14 +138,14 @@ def test_a_double_post_of_the_final_item_stores_once_and_lands_on_the_code(clien
     done = reverse("campaigns:done", args=[assignment.token])
     first = client.post(item_url(assignment, 3), VALID_CONTINUATION)
     again = client.post(item_url(assignment, 3), VALID_CONTINUATION)
-    assert first.status_code == again.status_code == 302
-    assert first["Location"] == again["Location"] == done
+    assert first.status_code == again.status_code == 200
+    assert page_url(first) == page_url(again) == done
     assert Annotation.objects.count() == 3
     assert all(a.answers["coherence"] == 4 for a in Annotation.objects.all())
     assert sorted(Item.objects.values_list("annotations_done", flat=True)) == [0, 0, 1, 1, 1]
     submitted = Assignment.objects.get()
     assert submitted.status == "submitted"
-    assert client.post(item_url(assignment, 3), VALID_CONTINUATION)["Location"] == done
+    assert page_url(client.post(item_url(assignment, 3), VALID_CONTINUATION)) == done
     assert Assignment.objects.get().submitted_at == submitted.submitted_at
 
 
@@ -148,7 +176,7 @@ def test_lines_errors_sit_next_to_their_line_and_all_labels_are_kept(client, sum
     assert 'aria-describedby="f-lines-2-followup-error"' in html
     assert html.count(" checked") == 4  # three line labels and the whole-summary answer
     post["q-lines.2.rewrite"] = "It rained."
-    assert client.post(item_url(assignment), post).status_code == 302
+    assert client.post(item_url(assignment), post).status_code == 200
     assert Annotation.objects.get().answers["lines"][1] == {"label": "inconsistent",
                                                            "rewrite": "It rained."}
 
@@ -162,7 +190,7 @@ def test_rubric_errors_name_the_criterion(client, rubric_campaign):
     assert 'id="f-rubric-C7-error"' in html
     assert "Total: <output data-rubric-total>14</output> / 19" in html
     post["q-rubric.C7"] = "0"
-    assert client.post(item_url(assignment), post).status_code == 302
+    assert client.post(item_url(assignment), post).status_code == 200
     assert Annotation.objects.get().answers["rubric"]["total"] == 14
 
 
@@ -174,7 +202,7 @@ def test_an_unmoved_slider_does_not_count(client, translation_campaign):
     assert b'id="f-acceptability-error"' in response.content
     post.update({"q-acceptability__moved": "1", "q-source_issues": ["typos"],
                  "q-source_issues__other": "odd"})
-    assert client.post(item_url(assignment), post).status_code == 302
+    assert client.post(item_url(assignment), post).status_code == 200
     assert Annotation.objects.get().answers == {
         "acceptability": 50, "source_issues": {"selected": ["typos"], "other": "odd"}}
 
@@ -182,7 +210,7 @@ def test_an_unmoved_slider_does_not_count(client, translation_campaign):
 def test_a_double_post_stores_one_annotation(client, continuation):
     assignment = start(client, continuation)
     for _ in range(2):
-        assert client.post(item_url(assignment), VALID_CONTINUATION).status_code == 302
+        assert client.post(item_url(assignment), VALID_CONTINUATION).status_code == 200
     assert Annotation.objects.count() == 1
     item = Annotation.objects.get().item
     item.refresh_from_db()
@@ -212,9 +240,9 @@ def test_a_submitted_assignment_sends_the_worker_to_the_code_not_an_error(client
     for position in (1, 2, 3):
         client.post(item_url(assignment, position), VALID_CONTINUATION)
     done = reverse("campaigns:done", args=[assignment.token])
-    assert client.get(item_url(assignment, 1))["Location"] == done
+    assert page_url(client.get(item_url(assignment, 1))) == done
     response = client.post(item_url(assignment, 1), VALID_CONTINUATION)
-    assert response.status_code == 302 and response["Location"] == done
+    assert response.status_code == 200 and page_url(response) == done
 
 
 def test_an_expired_assignment_shows_a_clear_page(client, continuation):
@@ -242,9 +270,11 @@ def test_answers_need_the_form_key_of_their_assignment_and_no_cookie(continuatio
     strict = Client(enforce_csrf_checks=True)
     entry_url = reverse("campaigns:entry", args=[continuation.slug])
     key = _form_key(strict.get(entry_url, {"PROLIFIC_PID": prolific_pid("p")}).content.decode())
-    url = strict.post(entry_url, {"PROLIFIC_PID": prolific_pid("p"), "form_key": key})["Location"]
-    other_url = strict.post(entry_url, {"PROLIFIC_PID": prolific_pid("q"), "form_key": _form_key(
-        strict.get(entry_url, {"PROLIFIC_PID": prolific_pid("q")}).content.decode())})["Location"]
+    url = page_url(strict.post(entry_url, {"PROLIFIC_PID": prolific_pid("p"), "form_key": key}))
+    other_key = _form_key(
+        strict.get(entry_url, {"PROLIFIC_PID": prolific_pid("q")}).content.decode())
+    other_url = page_url(strict.post(entry_url, {"PROLIFIC_PID": prolific_pid("q"),
+                                                 "form_key": other_key}))
     item_key = _form_key(strict.get(url).content.decode())
     assert strict.post(url, VALID_CONTINUATION).status_code == 403
     # another assignment's key does not fit
@@ -252,7 +282,7 @@ def test_answers_need_the_form_key_of_their_assignment_and_no_cookie(continuatio
     assert strict.post(url, {**VALID_CONTINUATION, "form_key": other_key}).status_code == 403
     assert not Annotation.objects.exists()
     cookieless = Client(enforce_csrf_checks=True)
-    assert cookieless.post(url, {**VALID_CONTINUATION, "form_key": item_key}).status_code == 302
+    assert cookieless.post(url, {**VALID_CONTINUATION, "form_key": item_key}).status_code == 200
     assert Annotation.objects.count() == 1
 
 
@@ -372,7 +402,7 @@ def test_marked_spans_and_the_score_are_stored_sorted_with_their_text(client, es
     assignment = start(client, esa_campaign, PROLIFIC)
     posted = [span("bellt", "major"), span("🐕")]
     response = client.post(item_url(assignment), esa_post(posted))
-    assert response.status_code == 302
+    assert response.status_code == 200
     stored = Annotation.objects.get().answers
     assert stored == {"errors": [span("🐕"), span("bellt", "major")], "score": 70}
     assert [TARGET[s["start"]:s["end"]] for s in stored["errors"]] == ["🐕", "bellt"]
@@ -380,7 +410,7 @@ def test_marked_spans_and_the_score_are_stored_sorted_with_their_text(client, es
 
 def test_no_span_marked_is_stored_as_an_empty_list(client, esa_campaign):
     assignment = start(client, esa_campaign, PROLIFIC)
-    assert client.post(item_url(assignment), esa_post([], "95")).status_code == 302
+    assert client.post(item_url(assignment), esa_post([], "95")).status_code == 200
     assert Annotation.objects.get().answers == {"errors": [], "score": 95}
 
 
@@ -413,7 +443,7 @@ def test_an_mqm_span_without_its_required_category_is_refused(client, mqm_campai
     assert "Span 1: choose a category." in refused.content.decode()
     assert not Annotation.objects.exists()
     good = [span("bellt", "critical", "accuracy/mistranslation")]
-    assert client.post(item_url(assignment), {"q-mqm": json.dumps(good)}).status_code == 302
+    assert client.post(item_url(assignment), {"q-mqm": json.dumps(good)}).status_code == 200
     assert Annotation.objects.get().answers == {"mqm": good}
 
 
@@ -444,7 +474,7 @@ def test_arbitrary_span_values_never_fail_and_a_refusal_stores_nothing(esa_campa
     @given(value=values)
     def check(value):
         response = client.post(item_url(assignment[0]), esa_post(value))
-        assert response.status_code in (302, 400)
+        assert response.status_code in (200, 400)
         if response.status_code == 400:
             assert not Annotation.objects.filter(assignment=assignment[0]).exists()
         else:  # saved (and handed in): the next post comes from a new worker
@@ -463,7 +493,7 @@ def test_going_back_to_a_saved_item_shows_its_spans(client, esa_campaign):
     esa_campaign.save()
     assignment = start(client, esa_campaign, PROLIFIC)
     saved = [span("🐕", "major"), span("bellt")]
-    assert client.post(item_url(assignment), esa_post(saved)).status_code == 302
+    assert client.post(item_url(assignment), esa_post(saved)).status_code == 200
     page = client.get(item_url(assignment)).content.decode()
     value = page.split('name="q-errors" id="f-errors-value" value="')[1].split('"')[0]
     assert json.loads(html.unescape(value)) == saved
@@ -498,10 +528,10 @@ def done(assignment):
 
 
 def answer_all(client, assignment, post=VALID_CONTINUATION):
-    """Save every item in order; the last save hands the work in (its redirect is returned)."""
+    """Save every item in order; the last save hands the work in (its answer is returned)."""
     for position in range(1, assignment.slots.count() + 1):
         response = client.post(item_url(assignment, position), post)
-        assert response.status_code == 302
+        assert response.status_code == 200
     return response
 
 
@@ -533,7 +563,7 @@ def test_the_code_appears_in_no_page_before_the_work_is_saved(client, continuati
 def test_saving_the_last_item_hands_in_and_shows_the_code(client, continuation):
     assignment = start(client, continuation)
     response = answer_all(client, assignment)
-    assert response["Location"] == done(assignment)
+    assert page_url(response) == done(assignment)
     assignment.refresh_from_db()
     assert assignment.status == "submitted" and assignment.submitted_at is not None
     assert assignment.completion_code == completion_code_for(assignment)
@@ -555,14 +585,14 @@ def test_finish_with_unanswered_items_explains_and_keeps_the_work(client, contin
 
 def test_done_before_submitting_goes_to_the_finish_page(client, continuation):
     assignment = start(client, continuation)
-    assert client.get(done(assignment))["Location"] == finish(assignment)
+    assert page_url(client.get(done(assignment))) == finish(assignment)
 
 
 def test_the_finish_page_of_a_submitted_assignment_goes_to_the_code(client, continuation):
     assignment = start(client, continuation)
     answer_all(client, assignment)
-    assert client.get(finish(assignment))["Location"] == done(assignment)
-    assert client.post(finish(assignment))["Location"] == done(assignment)
+    assert page_url(client.get(finish(assignment))) == done(assignment)
+    assert page_url(client.post(finish(assignment))) == done(assignment)
 
 
 def test_work_saved_complete_but_not_handed_in_is_handed_in_by_the_finish_page(
@@ -573,7 +603,7 @@ def test_work_saved_complete_but_not_handed_in_is_handed_in_by_the_finish_page(
     assert "3 of 3 answered" in page and "Finish" in page
     assert completion_code_for(assignment) not in page
     response = client.post(finish(assignment))
-    assert response["Location"] == done(assignment)
+    assert page_url(response) == done(assignment)
     assignment.refresh_from_db()
     assert assignment.status == "submitted"
     assert assignment.completion_code == completion_code_for(assignment)
@@ -581,7 +611,7 @@ def test_work_saved_complete_but_not_handed_in_is_handed_in_by_the_finish_page(
 
 def test_a_plain_campaign_shows_a_per_assignment_code(client, continuation):
     assignment = start(client, continuation, params={})  # a plain link: no platform
-    assert answer_all(client, assignment)["Location"] == done(assignment)
+    assert page_url(answer_all(client, assignment)) == done(assignment)
     assignment.refresh_from_db()
     html = client.get(done(assignment)).content.decode()
     assert assignment.status == "submitted"
@@ -612,8 +642,8 @@ def test_mturk_gets_a_form_posting_assignment_id_and_the_code(client, continuati
 def test_finishing_twice_is_harmless(client, continuation):
     assignment = start(client, continuation)
     saved_but_not_handed_in(client, assignment)
-    assert client.post(finish(assignment))["Location"] == done(assignment)
-    assert client.post(finish(assignment))["Location"] == done(assignment)
+    assert page_url(client.post(finish(assignment))) == done(assignment)
+    assert page_url(client.post(finish(assignment))) == done(assignment)
     assert Assignment.objects.get().status == "submitted"
 
 
@@ -623,8 +653,8 @@ def test_a_returning_prolific_participant_gets_the_same_done_page(client, contin
     entry = reverse("campaigns:entry", args=[continuation.slug])
     # One submission per participant per study on Prolific: asking for more changes nothing.
     for params in (PROLIFIC, {**PROLIFIC, "more": "1"}):
-        assert client.get(entry, params)["Location"] == done(assignment)
-    assert client.post(entry, PROLIFIC)["Location"] == done(assignment)
+        assert page_url(client.get(entry, params)) == done(assignment)
+    assert page_url(client.post(entry, PROLIFIC)) == done(assignment)
     assert client.post(entry, {**PROLIFIC, "more": "1"}).status_code == 409
     html = client.get(done(assignment)).content.decode()
     assert assignment.completion_code in html and "more=1" not in html
@@ -635,7 +665,7 @@ def test_a_returning_link_worker_sees_the_code_and_may_ask_for_more(client, cont
     assignment = start(client, continuation, params={})
     answer_all(client, assignment)
     entry = reverse("campaigns:entry", args=[continuation.slug])
-    assert client.get(entry)["Location"] == done(assignment)
+    assert page_url(client.get(entry)) == done(assignment)
     html = client.get(done(assignment)).content.decode()
     assert f'href="{entry}?more=1"' in html  # the campaign sets no limit
     assert client.get(entry, {"more": "1"}).status_code == 200
@@ -652,7 +682,7 @@ def test_work_saved_before_the_deadline_can_still_be_handed_in(client, continuat
     saved_but_not_handed_in(client, assignment)
     Assignment.objects.filter(pk=assignment.pk).update(deadline=timezone.now() - timedelta(1))
     assert b"Finish" in client.get(finish(assignment)).content
-    assert client.post(finish(assignment))["Location"] == done(assignment)
+    assert page_url(client.post(finish(assignment))) == done(assignment)
 
 
 def test_an_expired_unfinished_assignment_cannot_be_finished(client, continuation):

@@ -11,7 +11,7 @@ from django.utils import timezone
 from campaigns.models import Assignment, Campaign, Item, Worker
 from campaigns.work import assignment_claim, assignment_release, worker_get_or_create
 from tests.factories import make_campaign, make_items, mturk_worker_id, prolific_pid
-from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, start
+from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, page_url, start
 
 pytestmark = pytest.mark.django_db
 
@@ -99,10 +99,21 @@ def test_an_unknown_campaign_is_404(client):
 def test_a_prolific_worker_starts_and_lands_on_the_first_item(client, continuation):
     response = client.post(entry(continuation.slug), PROLIFIC)
     assignment = Assignment.objects.get()
-    assert response["Location"] == item_url(assignment, 1)
+    assert page_url(response) == item_url(assignment, 1)
     assert assignment.worker.platform == "prolific"
     assert assignment.worker.platform_id == PROLIFIC["PROLIFIC_PID"]
     assert (assignment.study_id, assignment.session_id) == ("study-1", "session-1")
+
+
+def test_the_start_answers_with_the_first_item_itself(client, continuation):
+    """No redirect and GET between the claim and the first item: the start POST's answer is
+    the item page, which names its address for the address bar and posts to it."""
+    response = client.post(entry(continuation.slug), PROLIFIC)
+    assignment = Assignment.objects.get()
+    html = response.content.decode()
+    assert response.status_code == 200 and "Item 1 of 3" in html
+    assert f'action="{item_url(assignment, 1)}"' in html
+    assert f'data-page-url="{item_url(assignment, 1)}"' in html
 
 
 def test_get_never_claims_work(client, continuation):
@@ -116,7 +127,7 @@ def test_the_same_prolific_id_resumes_the_open_assignment(client, continuation):
     other_browser = client.__class__()
     response = other_browser.get(entry(continuation.slug), PROLIFIC)
     assert response.status_code == 302
-    assert response["Location"] == item_url(assignment, 2)
+    assert page_url(response) == item_url(assignment, 2)
     again = start(other_browser, continuation)
     assert again == assignment
     assert Assignment.objects.count() == 1
@@ -130,7 +141,7 @@ def test_a_plain_link_worker_is_known_by_a_long_random_cookie(client, continuati
     assert assignment.worker.platform == "link"
     assert len(assignment.worker.platform_id) >= 40
     response = client.get(entry(continuation.slug))
-    assert response.status_code == 302 and response["Location"] == item_url(assignment, 1)
+    assert response.status_code == 302 and page_url(response) == item_url(assignment, 1)
     stranger = client.__class__()
     assert stranger.get(entry(continuation.slug)).status_code == 200
 
@@ -191,7 +202,7 @@ def test_intake_is_asked_once_and_stored(client, owner):
     assignment = start(client, campaign, **{"q-age": "25-34", "q-language_region": "Leeds"})
     assert assignment.worker.intake == {"age": "25-34", "language_region": "Leeds"}
     response = client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
-    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    assert page_url(response) == reverse("campaigns:done", args=[assignment.token])
     page = client.get(entry(campaign.slug), {**PROLIFIC, "more": "1"}).content.decode()
     assert 'name="q-age"' not in page  # asked once per worker
     second = start(client, campaign)
@@ -211,10 +222,10 @@ def test_the_worker_limit_is_a_polite_page(client, continuation):
     continuation.refresh_from_db()
     assignment = start(client, continuation)
     response = client.post(item_url(assignment), {"q-coherence": "1", "q-sentiment": "1"})
-    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    assert page_url(response) == reverse("campaigns:done", args=[assignment.token])
     # The same participant starting again gets their done page (the same code) ...
     response = client.post(entry(continuation.slug), PROLIFIC)
-    assert response["Location"] == reverse("campaigns:done", args=[assignment.token])
+    assert page_url(response) == reverse("campaigns:done", args=[assignment.token])
     # ... and one asking for more is told the limit politely.
     response = client.post(entry(continuation.slug), {**PROLIFIC, "more": "1"})
     assert response.status_code == 409
@@ -240,7 +251,7 @@ def test_the_start_form_needs_its_key_and_no_cookie(continuation):
     # A browser that stores no cookie at all (a cross-site frame) still starts.
     cookieless = Client(enforce_csrf_checks=True)
     response = cookieless.post(entry(continuation.slug), {**PROLIFIC, "form_key": key})
-    assert response.status_code == 302
+    assert response.status_code == 200
     assert "csrftoken" not in cookieless.cookies
 
 
@@ -335,9 +346,9 @@ def test_a_made_up_mturk_worker_id_is_refused_and_starts_nothing(client, continu
 def test_ids_in_the_platforms_form_start(client, continuation, platform_id):
     response = client.post(entry(continuation), {"workerId": platform_id, "assignmentId": "3X",
                                                  "hitId": "H"})
-    assert response.status_code == 302
+    assert response.status_code == 200
     upper = {**PROLIFIC, "PROLIFIC_PID": PROLIFIC["PROLIFIC_PID"].upper()}
-    assert client.post(entry(continuation), upper).status_code == 302
+    assert client.post(entry(continuation), upper).status_code == 200
     # Prolific's hex in capitals is the same participant.
     assert Worker.objects.get(platform="prolific").platform_id == PROLIFIC["PROLIFIC_PID"]
 
@@ -348,7 +359,7 @@ def test_one_address_starts_a_few_times_then_gets_a_clear_429_and_nothing_is_cre
         client, continuation, limits_on):
     statuses = [client.post(entry(continuation), participant(f"p{n}")).status_code
                 for n in range(5)]
-    assert statuses == [302, 302, 302, 429, 429]
+    assert statuses == [200, 200, 200, 429, 429]
     response = client.post(entry(continuation), participant("p9"))
     assert response.status_code == 429
     assert int(response["Retry-After"]) > 60  # the start window is minutes, not the page's
@@ -357,10 +368,10 @@ def test_one_address_starts_a_few_times_then_gets_a_clear_429_and_nothing_is_cre
     assert Worker.objects.count() == 3 and Assignment.objects.count() == 3
     # Another address is not affected; nor is the first address on another study.
     assert client.post(entry(continuation), participant("p9"),
-                       REMOTE_ADDR="198.51.100.7").status_code == 302
+                       REMOTE_ADDR="198.51.100.7").status_code == 200
     other = make_campaign(owner=continuation.owner, slug="other-study")
     make_items(other, 2)
-    assert client.post(entry(other), participant("p9")).status_code == 302
+    assert client.post(entry(other), participant("p9")).status_code == 200
 
 
 def test_a_plain_link_cookie_is_limited_too(client, owner, limits_on):
@@ -369,14 +380,14 @@ def test_a_plain_link_cookie_is_limited_too(client, owner, limits_on):
     make_items(campaign, 5)
     for _ in range(2):
         response = client.post(entry(campaign))
-        assert response.status_code == 302
+        assert response.status_code == 200
         assert assignment_release(assignment_id=Assignment.objects.latest("id").pk)
     response = client.post(entry(campaign))
     assert response.status_code == 429
     assert Assignment.objects.count() == 2
     # Dropping the cookie makes a newcomer each time, and newcomers count per address.
-    assert Client().post(entry(campaign)).status_code == 302
-    assert Client().post(entry(campaign)).status_code == 302
+    assert Client().post(entry(campaign)).status_code == 200
+    assert Client().post(entry(campaign)).status_code == 200
     assert Client().post(entry(campaign)).status_code == 429
     assert Assignment.objects.count() == 4
 
@@ -389,8 +400,8 @@ def test_a_returning_worker_doing_many_assignments_is_not_held_to_the_newcomer_l
     make_items(campaign, 6)
     for _ in range(6):  # one-item assignments, one after another
         response = client.post(entry(campaign))
-        assert response.status_code == 302
-        assert client.post(response["Location"], VALID_CONTINUATION).status_code == 302
+        assert response.status_code == 200
+        assert client.post(page_url(response), VALID_CONTINUATION).status_code == 200
     assert Assignment.objects.filter(status="submitted").count() == 6
 
 
@@ -398,15 +409,15 @@ def test_a_study_is_limited_from_everywhere(client, continuation, limits_on):
     limits_on.CLAIM_LIMIT_PER_STUDY = 2
     statuses = [client.post(entry(continuation), participant(f"p{n}"),
                             REMOTE_ADDR=f"203.0.113.{n}").status_code for n in range(3)]
-    assert statuses == [302, 302, 429]
+    assert statuses == [200, 200, 429]
 
 
 def test_coming_back_by_the_link_is_not_a_start(client, continuation, limits_on):
     limits_on.CLAIM_LIMIT_PER_ADDRESS = 2
-    first = client.post(entry(continuation), PROLIFIC)["Location"]
-    assert client.post(entry(continuation), PROLIFIC)["Location"] == first  # a double click
+    first = page_url(client.post(entry(continuation), PROLIFIC))
+    assert page_url(client.post(entry(continuation), PROLIFIC)) == first  # a double click
     for _ in range(5):
-        assert client.get(entry(continuation), PROLIFIC)["Location"] == first
+        assert page_url(client.get(entry(continuation), PROLIFIC)) == first
 
 
 # --- resuming by platform id ----------------------------------------------------------------
@@ -415,8 +426,8 @@ def test_coming_back_by_the_link_is_not_a_start(client, continuation, limits_on)
 def victim(client, continuation):
     """A Prolific participant who started in their own browser (`client`)."""
     response = client.post(entry(continuation), participant("victim"))
-    assert response.status_code == 302
-    return Assignment.objects.get(token=TOKEN.search(response["Location"])[1])
+    assert response.status_code == 200
+    return Assignment.objects.get(token=TOKEN.search(page_url(response))[1])
 
 
 def test_a_platform_id_alone_does_not_open_someone_elses_assignment(continuation, victim):
@@ -436,16 +447,16 @@ def test_a_platform_id_alone_does_not_open_someone_elses_assignment(continuation
 
 def test_the_original_browser_resumes_without_any_proof(client, continuation, victim):
     response = client.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")})
-    assert response["Location"] == item_url(victim, 1)
+    assert page_url(response) == item_url(victim, 1)
 
 
 def test_the_platforms_session_id_resumes_from_a_new_browser(continuation, victim):
     new_browser = Client()
     response = new_browser.get(entry(continuation), participant("victim"))
-    assert response["Location"] == item_url(victim, 1)
+    assert page_url(response) == item_url(victim, 1)
     # ... and that browser is the owner from then on.
-    assert new_browser.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")}
-                           )["Location"] == item_url(victim, 1)
+    assert page_url(new_browser.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")}
+                                    )) == item_url(victim, 1)
 
 
 def test_a_submitted_assignments_code_needs_the_same_proof(client, continuation, victim):
@@ -454,7 +465,7 @@ def test_a_submitted_assignments_code_needs_the_same_proof(client, continuation,
     victim.refresh_from_db()
     assert victim.status == "submitted"
     done = reverse("campaigns:done", args=[victim.token])
-    assert client.get(entry(continuation), participant("victim"))["Location"] == done
+    assert page_url(client.get(entry(continuation), participant("victim"))) == done
     attacker = Client()
     for response in (attacker.get(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")}),
                      attacker.post(entry(continuation), {"PROLIFIC_PID": prolific_pid("victim")})):
@@ -467,8 +478,8 @@ def test_mturk_resumes_with_the_same_assignment_id_only(continuation):
     hit = {"workerId": mturk_worker_id("w"), "assignmentId": "3FIRST", "hitId": "H",
            "turkSubmitTo": "https://www.mturk.com"}
     # Inside MTurk's cross-site frame no cookie is kept: every request is a new browser.
-    location = Client().post(entry(continuation), hit)["Location"]
-    assert Client().get(entry(continuation), hit)["Location"] == location
+    location = page_url(Client().post(entry(continuation), hit))
+    assert page_url(Client().get(entry(continuation), hit)) == location
     stranger = Client().get(entry(continuation), {**hit, "assignmentId": "3GUESS"})
     assert stranger.status_code == 403
 
@@ -639,7 +650,7 @@ def test_a_full_campaign_closes_itself_and_its_done_pages_still_work(client, own
         assert b"C1" in client.get(done(assignment)).content
     # The same participant coming back still gets their code; a newcomer is told it is closed.
     p1, p3 = ({**PROLIFIC, "PROLIFIC_PID": prolific_pid(name)} for name in ("p1", "p3"))
-    assert client.get(entry(campaign), p1)["Location"] == done(first)
+    assert page_url(client.get(entry(campaign), p1)) == done(first)
     assert b"closed" in client.get(entry(campaign), p3).content
 
 
@@ -672,7 +683,7 @@ def test_an_mturk_worker_gets_the_same_done_page_for_the_same_hit_and_new_work_f
     first = start(client, continuation, params=hit)
     for position in (1, 2, 3):
         client.post(item_url(first, position), VALID_CONTINUATION)
-    assert client.get(entry(continuation), hit)["Location"] == done(first)
+    assert page_url(client.get(entry(continuation), hit)) == done(first)
     html = client.get(done(first)).content.decode()
     assert 'name="assignmentId" value="3FIRST"' in html and "more=1" not in html
     second_hit = {**hit, "assignmentId": "3SECOND"}

@@ -1,4 +1,5 @@
-"""manage.py demo_setup: admin account, seed campaigns and the links to try them (make demo).
+"""manage.py demo_setup: admin account, seed campaigns, the Arena side-by-side template as a
+sixth campaign, and the links to try them (make demo).
 
 The seeds are Prolific studies. Each gets the demo participant (work.DEMO_PARTICIPANT_ID), so
 its "Try it" link opens as Prolific would open it for a participant and leads to a first item;
@@ -14,7 +15,11 @@ from django.core.management.base import BaseCommand
 from campaigns.selectors.platforms import campaign_platform_setup
 from campaigns.services.judges import DEMO_JUDGE, judge_demo_ensure
 from campaigns.services.researchers import researchers_group
-from campaigns.services.seeds import demo_participant_register, seed_campaigns_load
+from campaigns.services.seeds import (
+    demo_participant_register,
+    seed_campaigns_load,
+    starter_campaigns_load,
+)
 from campaigns.work import DEMO_PARTICIPANT_ID
 
 # What Prolific would send for the demo participant; the ids are made up and say so.
@@ -23,7 +28,8 @@ DEMO_PARAMETERS = urlencode({"PROLIFIC_PID": DEMO_PARTICIPANT_ID, "STUDY_ID": "d
 
 
 class Command(BaseCommand):
-    help = "Create the demo admin (printing its password), load the seed campaigns, print links."
+    help = ("Create the demo admin (printing its password), load the seed campaigns and the "
+            "Arena template's, print links.")
 
     def handle(self, *args, **options):
         User = get_user_model()
@@ -35,7 +41,7 @@ class Command(BaseCommand):
             user.set_password(password)  # a fresh password each run, printed below
             user.save(update_fields=["password"])
         researchers_group()  # so `manage.py create_researcher` accounts work right away
-        loaded = seed_campaigns_load(owner=user)
+        loaded = seed_campaigns_load(owner=user) + starter_campaigns_load(owner=user)
         for campaign, _created in loaded:
             judge_demo_ensure(campaign=campaign)
             demo_participant_register(campaign=campaign)

@@ -15,7 +15,7 @@ from ..base import (
     prompt_heading,
 )
 from ..contract import Capability, KindExample
-from ..outputs import OUTPUTS, item_systems
+from ..outputs import OUTPUTS, item_systems, outputs_prompt
 
 POSITIONS = ("A", "B", "C", "D", "E", "F")
 MIN_OUTPUTS, MAX_OUTPUTS = 3, 6
@@ -98,6 +98,7 @@ class BestWorstQuestion(BaseQuestion):
             "rows": [{"position": p, "key": str(n + 1), "label_id": f"{base}-{p}-label",
                       "best_id": f"{base}-best-{p}", "worst_id": f"{base}-worst-{p}",
                       "text": o.get("text", "") if isinstance(o, dict) else "",
+                      "html": o.get("html") if isinstance(o, dict) else None,
                       "best": value.get("best") == p, "worst": value.get("worst") == p}
                      for n, (p, o) in enumerate(zip(POSITIONS, outputs[:MAX_OUTPUTS],
                                                     strict=False))],
@@ -163,8 +164,7 @@ class BestWorstQuestion(BaseQuestion):
 
     def prompt_section(self, item_data: dict | None) -> str:
         outputs = (item_data or {}).get(OUTPUTS) or []
-        shown = "\n\n".join(f"Response {p}:\n{o.get('text', '')}" for p, o
-                            in zip(POSITIONS, outputs, strict=False) if isinstance(o, dict))
+        shown = outputs_prompt(outputs, [f"Response {p}" for p in POSITIONS])
         return (f"{prompt_heading(self)}\n{shown}\nName the {self.best_label.lower()} response "
                 f'as "best" and the {self.worst_label.lower()} one as "worst" (two different '
                 "letters).")
@@ -180,6 +180,5 @@ class BestWorstQuestion(BaseQuestion):
     def json_schema(self, item_data: dict | None) -> dict:
         letters = {"type": "string", "enum": list(self._positions(item_data))}
         return {"type": "object", "properties": {
-            "best": letters, "worst": letters,
-            "order": {"type": "array", "items": {"type": "string"}}},
+            "best": letters, "worst": letters},
             "required": ["best", "worst"], "additionalProperties": False}

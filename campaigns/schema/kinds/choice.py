@@ -32,6 +32,7 @@ class ChoiceQuestion(ShuffledOptions, BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/choice.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.SHUFFLES_OPTIONS,
         Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})
@@ -145,10 +146,4 @@ class ChoiceQuestion(ShuffledOptions, BaseQuestion):
         return "one of the strings " + ", ".join(f'"{o.value}"' for o in self.options)
 
     def json_schema(self, item_data: dict | None) -> dict:
-        value = {"type": "string", "enum": self._values()}
-        if not self.shuffle_options:
-            return value
-        return {"type": "object", "required": ["value"], "additionalProperties": False,
-                "properties": {"value": value, "order": {
-                    "type": "array", "items": value, "minItems": len(self.options),
-                    "maxItems": len(self.options)}}}
+        return {"type": "string", "enum": self._values()}  # a judge sees the schema's order

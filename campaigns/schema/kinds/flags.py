@@ -39,6 +39,7 @@ class FlagsQuestion(ShuffledOptions, BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "nominal"
     template: ClassVar[str] = "campaigns/questions/flags.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.SHUFFLES_OPTIONS,
         Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})
@@ -201,9 +202,5 @@ class FlagsQuestion(ShuffledOptions, BaseQuestion):
             "type": "string", "enum": [o.value for o in self.options]}}}
         if self.other:
             properties["other"] = {"type": "string", "maxLength": OTHER_MAX_LENGTH}
-        if self.shuffle_options:
-            properties["order"] = {"type": "array", "items": properties["selected"]["items"],
-                                   "minItems": len(self.options),
-                                   "maxItems": len(self.options)}
         return {"type": "object", "properties": properties, "required": ["selected"],
                 "additionalProperties": False}

@@ -26,6 +26,7 @@ class LikertQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
     template: ClassVar[str] = "campaigns/questions/likert.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.AGREEMENT, Capability.TALLIED, Capability.LLM_JUDGE, Capability.DASHBOARD})
     example: ClassVar[KindExample] = KindExample(

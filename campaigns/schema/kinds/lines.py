@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -133,7 +134,7 @@ class LinesQuestion(BaseQuestion):
             return {}
         label = entry.get("label")
         if label in (None, ""):
-            errors[f"{self.id}.{n}.label"] = f"Line {n}: choose a label."
+            errors[f"{self.id}.{n}.label"] = gettext("Line %(n)s: choose a label.") % {"n": n}
             return {}
         if label not in values:
             errors[f"{self.id}.{n}.label"] = f"Line {n}: choose one of {', '.join(values)}."
@@ -147,9 +148,11 @@ class LinesQuestion(BaseQuestion):
         if label in fu.when:
             if not text:  # the field's own label already says what to write: not repeated
                 shown = next((o.label for o in self.options if o.value == label), label)
-                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: required for a line marked {shown}."
+                errors[f"{self.id}.{n}.{fu.id}"] = gettext(
+                    "Line %(n)s: required for a line marked %(label)s.") % {"n": n, "label": shown}
             elif len(text) > fu.max_length:
-                errors[f"{self.id}.{n}.{fu.id}"] = f"Line {n}: at most {fu.max_length} characters."
+                errors[f"{self.id}.{n}.{fu.id}"] = gettext(
+                    "Line %(n)s: at most %(max)s characters.") % {"n": n, "max": fu.max_length}
             else:
                 cleaned[fu.id] = text
         return cleaned

@@ -3,6 +3,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field
 
 from ..base import (
@@ -14,7 +15,7 @@ from ..base import (
     prompt_heading,
 )
 from ..contract import Capability, KindExample
-from ..outputs import OUTPUTS, item_systems
+from ..outputs import OUTPUTS, item_systems, outputs_prompt
 
 CHOICES = ("A", "B", "tie")
 STRENGTHS = ("slightly", "clearly")
@@ -113,15 +114,17 @@ class PairwiseQuestion(BaseQuestion):
 
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         value = value if isinstance(value, dict) else {}
-        outputs = (item_data or {}).get(OUTPUTS) or []
-        texts = [o.get("text", "") if isinstance(o, dict) else "" for o in outputs[:2]]
-        labels = {"A": self.label_a, "B": self.label_b, "tie": "About the same"}
+        outputs = [o if isinstance(o, dict) else {} for o in (item_data or {}).get(OUTPUTS) or []]
+        labels = {"A": self.label_a, "B": self.label_b, "tie": gettext("About the same")}
         keys = {"A": "a", "B": "b", "tie": "t"}
         return {
-            "panes": [{"label": label, "text": text}
-                      for label, text in zip((self.label_a, self.label_b), texts, strict=False)],
-            "choices": [{"value": c, "label": f"{labels[c]} is better" if c != "tie"
-                         else labels[c], "key": keys[c], "checked": value.get("choice") == c}
+            # "html": the output as the page formats it (pages/conversations.py)
+            "panes": [{"label": label, "text": o.get("text", ""), "html": o.get("html")}
+                      for label, o in zip((self.label_a, self.label_b), outputs[:2],
+                                          strict=False)],
+            "choices": [{"value": c, "key": keys[c], "checked": value.get("choice") == c,
+                         "label": labels[c] if c == "tie"
+                         else gettext("%(label)s is better") % {"label": labels[c]}}
                         for c in self._choices()],
             "strengths": [{"value": s, "checked": value.get("strength") == s}
                           for s in STRENGTHS] if self.strength else [],
@@ -190,10 +193,8 @@ class PairwiseQuestion(BaseQuestion):
     # --- LLM judges --------------------------------------------------------------------------
 
     def prompt_section(self, item_data: dict | None) -> str:
-        outputs = (item_data or {}).get(OUTPUTS) or []
-        texts = [o.get("text", "") for o in outputs[:2] if isinstance(o, dict)]
-        shown = "\n\n".join(f"{label}:\n{text}" for label, text
-                            in zip((self.label_a, self.label_b), texts, strict=False))
+        outputs = ((item_data or {}).get(OUTPUTS) or [])[:2]
+        shown = outputs_prompt(outputs, [self.label_a, self.label_b])
         tie = ', or "tie" if neither is better' if self.tie else ""
         lines = [prompt_heading(self), shown,
                  f'Choose "A" if {self.label_a} is better, "B" if {self.label_b} is better{tie}.']
@@ -216,7 +217,5 @@ class PairwiseQuestion(BaseQuestion):
             properties["strength"] = {"type": "string", "enum": list(STRENGTHS)}
         if self.reason:
             properties["reason"] = {"type": "string", "maxLength": REASON_MAX_LENGTH}
-        properties["order"] = {"type": "array", "items": {"type": "string"},
-                               "minItems": 2, "maxItems": 2}
         return {"type": "object", "properties": properties, "required": ["choice"],
                 "additionalProperties": False}

@@ -3,6 +3,7 @@ import random
 from collections import Counter, namedtuple
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -59,6 +60,7 @@ class RubricQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ordinal"
     template: ClassVar[str] = "campaigns/questions/rubric.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.TALLIED, Capability.LLM_JUDGE,
         Capability.JUDGED_BY_PARTS, Capability.DASHBOARD})
@@ -84,7 +86,7 @@ class RubricQuestion(BaseQuestion):
 
     def validate_answer(self, raw: Any, item_data: dict | None) -> dict:
         if not isinstance(raw, dict):
-            raise AnswerInvalid({self.id: "Expected points for every criterion."})
+            raise AnswerInvalid({self.id: gettext("Expected points for every criterion.")})
         raw = {str(k): v for k, v in raw.items()}
         claimed_total = raw.pop("total", None)
         errors: dict[str, str] = {}

@@ -5,6 +5,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -40,6 +41,7 @@ class SliderQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "interval"
     template: ClassVar[str] = "campaigns/questions/slider.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.AGREEMENT, Capability.LLM_JUDGE, Capability.DASHBOARD})
     example: ClassVar[KindExample] = KindExample(
@@ -77,7 +79,7 @@ class SliderQuestion(BaseQuestion):
             raw = raw.get("value")
         value = as_number(raw)
         if value is None:
-            raise AnswerInvalid({self.id: "Move the slider to give a score."})
+            raise AnswerInvalid({self.id: gettext("Move the slider to give a score.")})
         if not self.min <= value <= self.max:
             raise AnswerInvalid(
                 {self.id: f"The score must lie between {self.min:g} and {self.max:g}."}

@@ -55,6 +55,7 @@ class SpansQuestion(BaseQuestion):
 
     measurement: ClassVar[MeasurementLevel] = "ratio"
     template: ClassVar[str] = "campaigns/questions/spans.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.ATOMIC_PARTS, Capability.AGREEMENT, Capability.ERROR_SPANS,
         Capability.LLM_JUDGE, Capability.OPTION_VALUES, Capability.DASHBOARD})

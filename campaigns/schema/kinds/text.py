@@ -2,6 +2,7 @@
 import random
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import AnswerInvalid, BaseQuestion, prompt_heading
@@ -16,6 +17,7 @@ class TextQuestion(BaseQuestion):
     placeholder: str = ""
 
     template: ClassVar[str] = "campaigns/questions/text.html"
+    rates_one_text: ClassVar[bool] = True
     capabilities: ClassVar[frozenset[Capability]] = frozenset({
         Capability.LLM_JUDGE})
     example: ClassVar[KindExample] = KindExample(
@@ -36,10 +38,12 @@ class TextQuestion(BaseQuestion):
         value = raw.strip()
         if len(value) > self.max_length:
             raise AnswerInvalid(
-                {self.id: f"At most {self.max_length} characters, please ({len(value)} given)."}
+                {self.id: gettext("At most %(max)s characters, please (%(given)s given).") % {
+                    "max": self.max_length, "given": len(value)}}
             )
         if len(value) < self.min_length:
-            raise AnswerInvalid({self.id: f"At least {self.min_length} characters, please."})
+            raise AnswerInvalid({self.id: gettext("At least %(min)s characters, please.") % {
+                "min": self.min_length}})
         return value
 
     def example_answer(self, item_data: dict | None, rng: random.Random) -> str:

@@ -15,7 +15,7 @@ from .frames import _agreement_input, annotations_frame, split_frame
 def _quality(humans: pd.DataFrame, campaign: Campaign | None = None) -> pd.DataFrame:
     """Quality checks per worker (with the campaign's speed floors), and the leave-one-out
     correlation (which flags)."""
-    rules, humans = _speed_rules(humans, campaign)
+    rules, humans = speed_rules(humans, campaign)
     named = humans.assign(worker=humans["worker_name"])
     table = quality.worker_quality(named, rules)
     return reliability.with_loo_flags(table, reliability.loo_correlations(_rated_units(named)))
@@ -28,14 +28,16 @@ def _rated_units(named: pd.DataFrame) -> pd.DataFrame:
     return _agreement_input(rated).assign(item=lambda f: f["unit"])
 
 
-def _speed_rules(humans: pd.DataFrame, campaign: Campaign | None
-                 ) -> tuple[quality.QualityRules, pd.DataFrame]:
-    """The campaign's own speed floors, and each row's item word count when one is per word."""
+def speed_rules(humans: pd.DataFrame, campaign: Campaign | None
+                ) -> tuple[quality.QualityRules, pd.DataFrame]:
+    """The campaign's speed floors (its per-word floor, else the default reading floor:
+    quality.effective_word_floor), and each row's item word count when a floor is per word."""
     if campaign is None:
         return quality.QualityRules(), humans
+    word_floor = quality.effective_word_floor(campaign.min_seconds_per_word)
     rules = quality.QualityRules(min_seconds_per_item=campaign.min_seconds_per_item,
-                                 min_seconds_per_word=campaign.min_seconds_per_word)
-    if campaign.min_seconds_per_word is not None and not humans.empty:
+                                 min_seconds_per_word=word_floor)
+    if word_floor is not None and not humans.empty:
         fields = [d.field for d in parse_schema(campaign.schema).display]
         words = {pk: sum(len(str(data.get(f) or "").split()) for f in fields)
                  for pk, data in Item.objects.filter(campaign=campaign).values_list("pk", "data")}

@@ -21,7 +21,7 @@ from ...schema import AnswerInvalid, TaskSchema, parse_schema, validate_answers
 FRAME_COLUMNS = [
     "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
     "question", "part", "value", "seconds", "control", "control_passed", "gold",
-    "gold_tolerance", "bad_reference", "rated", "level",
+    "gold_tolerance", "bad_reference", "rated", "level", "of_output",
 ]
 LLM = Worker.Platform.LLM
 BASE_COLUMNS = ["annotation", "item", "worker", "seconds", "control_passed"]
@@ -120,28 +120,37 @@ def _long_rows(base: pd.DataFrame, fields, slow) -> pd.DataFrame:
         keep = column.notna().to_numpy()
         parts.append(base.loc[keep, BASE_COLUMNS].assign(
             question=q.id, part=part, value=_typed(column[keep], level).to_numpy(),
-            rated=level is not None, level=level))
+            rated=level is not None, level=level, of_output=None))
     if slow:
         records = []
         for index, answers in enumerate(base["answers"]):
             answers = json.loads(answers) if isinstance(answers, str) else (answers or {})
             for q in slow:
-                if answers.get(q.id) is None:
-                    continue
-                for part, value in q.atoms(answers[q.id]):
-                    level = _level(q, part)
-                    if level in NUMERIC and value is not None:
-                        value = float(value)  # as the path columns: numbers are floats
-                    records.append((index, q.id, part, value, level is not None, level))
+                if answers.get(q.id) is not None:
+                    records += _answer_records(index, q, answers[q.id])
         if records:
-            idx, qid, part, value, rated, level = zip(*records, strict=True)
+            idx, qid, part, value, rated, level, system = zip(*records, strict=True)
             parts.append(base.iloc[list(idx)][BASE_COLUMNS].assign(
                 question=qid, part=part, value=pd.Series(value, dtype=object).to_numpy(),
-                rated=rated, level=level))
+                rated=rated, level=level, of_output=system))
     if not parts:
         return base[BASE_COLUMNS].assign(question=None, part=None, value=None, rated=False,
-                                         level=None)[:0]
+                                         level=None, of_output=None)[:0]
     return pd.concat(parts, ignore_index=True)
+
+
+def _answer_records(index: int, q, answer) -> list[tuple]:
+    """One answer's atoms as frame records; a question asked per output gives each output's
+    atoms with its system (that system's rating)."""
+    atoms = (q.output_atoms(answer) if q.for_each_output
+             else [(None, part, value) for part, value in q.atoms(answer)])
+    records = []
+    for system, part, value in atoms:
+        level = _level(q, part)
+        if level in NUMERIC and value is not None:
+            value = float(value)  # as the path columns: numbers are floats
+        records.append((index, q.id, part, value, level is not None, level, system))
+    return records
 
 
 def annotations_frame(*, campaign: Campaign, schema: TaskSchema | None = None) -> pd.DataFrame:
@@ -193,7 +202,7 @@ def _with_facts(frame: pd.DataFrame, campaign: Campaign, schema: TaskSchema) -> 
     at_worker = workers.index.get_indexer(frame["worker"])
     frame = frame.assign(
         external_id=items["external_id"].to_numpy()[at_item] if len(items) else None,
-        system=items["system"].to_numpy()[at_item] if len(items) else None,
+        system=_systems(frame, items["system"].to_numpy()[at_item] if len(items) else None),
         control=items["control"].to_numpy()[at_item] if len(items) else None,
         gold_tolerance=items["gold_tolerance"].to_numpy()[at_item] if len(items) else None,
         platform=workers["platform"].to_numpy()[at_worker] if len(workers) else None,
@@ -211,6 +220,27 @@ def _with_facts(frame: pd.DataFrame, campaign: Campaign, schema: TaskSchema) -> 
         frame.loc[controlled, "bad_reference"] = [k in bad for k in keys]
     frame["level"] = frame["level"].astype(object).where(frame["level"].notna(), None)
     return frame[FRAME_COLUMNS]
+
+
+def _systems(frame: pd.DataFrame, of_items) -> object:
+    """Each row's system: the output's for a per-output rating, else the item's."""
+    of_output = frame["of_output"].to_numpy()
+    if of_items is None or not pd.notna(of_output).any():
+        return of_items
+    return np.where(pd.notna(of_output), of_output, of_items)
+
+
+def output_units(frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame with `item` made "<item>/<system>" for per-output ratings: each output of an
+    item is its own unit (of agreement, of a judge's alignment), else two systems' ratings of
+    one item would read as two ratings of one unit."""
+    of_output = frame["of_output"].notna().to_numpy()
+    if not of_output.any():
+        return frame
+    item = frame["item"].astype(object).copy()
+    item[of_output] = (frame.loc[of_output, "item"].astype(str) + "/"
+                       + frame.loc[of_output, "system"].astype(str))
+    return frame.assign(item=item.to_numpy())
 
 
 def _gold_atoms(campaign: Campaign, schema: TaskSchema) -> tuple[dict, set]:
@@ -259,12 +289,14 @@ def _plain(value):
 
 
 def _agreement_input(rated: pd.DataFrame) -> pd.DataFrame:
-    """Units are items; a per-line label is its own unit ("<item>.<line>", part "label")."""
+    """Units are items; a per-line label is its own unit ("<item>.<line>", part "label"), and
+    so is each output rated per output ("<item>/<system>")."""
+    units = output_units(rated)["item"]
     line_parts = [p for p in pd.unique(rated["part"]) if re.fullmatch(r"\d+\.label", str(p))]
     if not line_parts:
-        return rated.assign(unit=rated["item"].to_numpy())
+        return rated.assign(unit=units.to_numpy())
     per_line = rated["part"].isin(line_parts)
-    unit = rated["item"].astype(object).copy()
+    unit = units.astype(object).copy()
     unit[per_line] = (rated.loc[per_line, "item"].astype(str) + "."
                       + rated.loc[per_line, "part"].str.split(".").str[0])
     return rated.assign(unit=unit.to_numpy(),

@@ -11,16 +11,26 @@ from ...analysis import (
 )
 from ...models import Campaign, JudgeOutput
 from ...schema import parse_schema
-from .frames import NUMERIC, _levels, _part_texts, annotations_frame, records, split_frame
+from .frames import (
+    NUMERIC,
+    _levels,
+    _part_texts,
+    annotations_frame,
+    output_units,
+    records,
+    split_frame,
+)
 
 
 def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agreement.N_BOOT,
                   include_failed: bool = False) -> dict:
     """Judge alignment against the human consensus, the human ceiling, failed judge outputs
     (listed always, left out of the figures unless `include_failed`) and confusion matrices."""
-    rated_humans = humans[humans["rated"] & humans["control"].eq("")].assign(
+    # Each output rated per output is its own unit (output_units), as in the agreement table.
+    rated_humans = output_units(humans[humans["rated"] & humans["control"].eq("")]).assign(
         worker=lambda f: f["worker_name"])
-    judged = llm[llm["rated"] & llm["control"].eq("")].assign(worker=lambda f: f["worker_name"])
+    judged = output_units(llm[llm["rated"] & llm["control"].eq("")]).assign(
+        worker=lambda f: f["worker_name"])
     levels = _levels(pd.concat([rated_humans, judged]))
     numeric = pd.concat([rated_humans, judged])
     numeric = numeric[numeric["level"].isin(NUMERIC)]

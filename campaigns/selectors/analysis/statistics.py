@@ -14,6 +14,7 @@ from ...analysis import (
 from ...models import Annotation, Campaign
 from ...schema import TaskSchema, parse_schema
 from .answers import best_worst_statistics, preference_statistics, span_statistics
+from .budget import check_memory_budget, resamples_within_budget
 from .flags import _flagged_names, _quality, _rated_units
 from .frames import (
     LLM,
@@ -52,7 +53,7 @@ def _human_tables(
                     for (q, p), lv in _levels(agree).items()}
     by = dict(subsets or {})
     if rated["system"].nunique() > 1:
-        by = {"system": rated.drop_duplicates("item").set_index("item")["system"], **by}
+        by = {"system": None, **by}  # each rating's own system (an output's, or its item's)
     numeric = rated[rated["level"].isin(NUMERIC)].assign(
         value=lambda f: f["value"].astype(float), worker=lambda f: f["worker_name"])
     # Design checks and rank tests per question (a rubric's total), not per criterion: 15
@@ -123,9 +124,8 @@ def campaign_statistics(
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
     """
     _check_options(correction, ties)
-    schema = parse_schema(campaign.schema)
-    frame = annotations_frame(campaign=campaign, schema=schema)
-    humans, llm = split_frame(frame)
+    schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
+    n_boot = resamples.used
     quality_table = _quality(humans, campaign)
     flagged = _flagged_names(quality_table)
     used = humans[~humans["worker_name"].isin(flagged)] if exclude_flagged else humans
@@ -150,6 +150,7 @@ def campaign_statistics(
                     "include_failed_judge_outputs": include_failed_judge_outputs,
                     "ties": ties},
         "counts": _counts(humans, used, llm, flagged),
+        "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
         "progress": _progress(campaign),
         **{name: records(table) for name, table in tables.items()},
@@ -164,6 +165,17 @@ def campaign_statistics(
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def _read_within_budget(campaign: Campaign, n_boot: int):
+    """(schema, human rows, judge rows, Resamples: the `resamples` of the result, fewer than
+    `n_boot` when the memory budget says so): a campaign over the memory budget raises
+    budget.StatisticsTooLarge before anything is read; fewer resamples when the data read
+    holds much of the budget."""
+    check_memory_budget(campaign=campaign)
+    schema = parse_schema(campaign.schema)
+    humans, llm = split_frame(annotations_frame(campaign=campaign, schema=schema))
+    return schema, humans, llm, resamples_within_budget(n_boot)
 
 
 def _counts(humans: pd.DataFrame, used: pd.DataFrame, llm: pd.DataFrame, flagged: set) -> dict:

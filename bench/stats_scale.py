@@ -1,0 +1,392 @@
+"""Benchmark: the statistics job's memory and time at 100,000 and 1,000,000 annotations.
+
+Usage (not part of the test suite; needs PostgreSQL):
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_stats_bench \\
+        .venv/bin/python bench/stats_scale.py [--sizes 100000,1000000] [--n-boot 1000] [--rebuild]
+
+For each size, a synthetic campaign is built once in SQL (generate_series, no Python rows):
+4 systems, items rated by 5 workers each out of a pool of 1 per 1,000 annotations, one 1-5
+likert question (each item has a true score, a worker adds -1..+1 and a personal offset), one
+submitted assignment per worker. Then, each in a child process of its own (peak RSS from the
+kernel's ru_maxrss, and the parent stops a child that passes --max-rss-mb so the shared machine
+never swaps):
+
+  job:        campaign_statistics(n_boot=...), the whole statistics job as the Celery task runs
+              it, and the report built from it (evaluation_report's markdown);
+  reference:  the same data read once (COPY BINARY of item, system, worker, value) and the same
+              intervals with plain numpy on the same clusters: WMT z-scores (pandas), each
+              system's mean with a 1,000-resample item bootstrap, each system pair's
+              Mann-Whitney U (scipy), Cliff's delta and mean difference of item means with a
+              1,000-resample item bootstrap, Krippendorff's alpha (the `krippendorff` package,
+              point estimate) and its unit bootstrap done by the same resampling of units;
+  figures:    each figure's point estimate (n_boot=0) beside its reference in the same process:
+              scores.system_scores vs a pandas groupby, comparisons.compare_systems vs scipy's
+              mannwhitneyu and a sorted-search Cliff's delta per pair, agreement's alpha vs the
+              `krippendorff` package on the reliability matrix.
+
+It prints wall time and peak RSS of each, the job's ratios to the reference, and a table of the
+growth from the smallest to the largest size.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotate.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/annotate_stats_bench")
+
+SCHEMA = {
+    "display": [{"field": "text", "label": "Text"}],
+    "questions": [{"id": "quality", "kind": "likert", "text": "Quality?",
+                   "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}],
+}
+RATERS_PER_ITEM = 5
+SYSTEMS = 4
+
+
+def slug(size: int) -> str:
+    return f"bench-stats-{size}"
+
+
+# --- building the campaign (in the parent) ---------------------------------------------------
+
+def build(size: int, rebuild: bool) -> None:
+    """The campaign of `size` annotations, generated in SQL; kept between runs."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from campaigns.models import Annotation, Campaign
+
+    existing = Campaign.objects.filter(slug=slug(size)).first()
+    if existing and not rebuild and Annotation.objects.filter(campaign=existing).count() == size:
+        return
+    started = time.perf_counter()
+    owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
+    Campaign.objects.filter(slug=slug(size)).delete()
+    campaign = Campaign.objects.create(owner=owner, slug=slug(size), name=slug(size),
+                                       schema=SCHEMA, status="live",
+                                       annotations_per_item=RATERS_PER_ITEM)
+    items, workers = size // RATERS_PER_ITEM, max(RATERS_PER_ITEM, size // 1000)
+    with connection.cursor() as cur:
+        cur.execute("""
+            INSERT INTO campaigns_item (campaign_id, external_id, system, data, control,
+                slots_wanted, slots_taken, annotations_done, created_at)
+            SELECT %s, 'item-' || i, 'sys-' || (i %% %s), '{"text": "t"}'::jsonb, '', %s, %s, 0,
+                   now()
+            FROM generate_series(1, %s) AS i""",
+                    [campaign.pk, SYSTEMS, RATERS_PER_ITEM, RATERS_PER_ITEM, items])
+        cur.execute("""
+            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at)
+            SELECT %s, 'link', 'rater-' || r, now() FROM generate_series(1, %s) AS r""",
+                    [campaign.pk, workers])
+        cur.execute("""
+            INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,
+                deadline, submitted_at, completion_code, study_id, session_id,
+                mturk_assignment_id, mturk_hit_id, turk_submit_to)
+            SELECT %s, w.id, md5(random()::text || w.id), 'submitted', now(), now(), now(),
+                   '', '', '', '', '', ''
+            FROM campaigns_worker w WHERE w.campaign_id = %s""", [campaign.pk, campaign.pk])
+        # Item k's raters are workers (5k + r) mod W: five different workers per item. True
+        # score 1-5 by item, plus the system's offset, the worker's offset and noise, clamped.
+        cur.execute("""
+            WITH i AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS k,
+                              substr(system, 5)::int AS s
+                       FROM campaigns_item WHERE campaign_id = %(c)s),
+                 a AS (SELECT array_agg(id ORDER BY id) AS ids,
+                              array_agg(worker_id ORDER BY id) AS workers
+                       FROM campaigns_assignment WHERE campaign_id = %(c)s)
+            INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id, worker_id,
+                answers, seconds_spent, created_at, updated_at)
+            SELECT %(c)s, a.ids[n + 1], i.id, a.workers[n + 1],
+                   jsonb_build_object('quality', greatest(1, least(5, round(
+                       1 + (i.k * 7919) %% 5 + 0.3 * i.s - 0.45 + (n %% 3 - 1) * 0.5
+                       + random() * 2 - 1)))::int),
+                   5 + random() * 30, now(), now()
+            FROM i CROSS JOIN generate_series(0, %(r)s - 1) AS r CROSS JOIN a
+            CROSS JOIN LATERAL (SELECT ((i.k * %(r)s + r) %% %(w)s)::int AS n) AS pick""",
+                    {"c": campaign.pk, "r": RATERS_PER_ITEM, "w": workers})
+        cur.execute("UPDATE campaigns_item SET annotations_done = %s WHERE campaign_id = %s",
+                    [RATERS_PER_ITEM, campaign.pk])
+        cur.execute("ANALYZE campaigns_annotation")
+        cur.execute("ANALYZE campaigns_item")
+    print(f"  built {size:,} annotations ({items:,} items, {workers:,} workers) in "
+          f"{time.perf_counter() - started:.0f}s")
+
+
+# --- the children ------------------------------------------------------------------------------
+
+def child_job(size: int, n_boot: int, report: bool = True) -> dict:
+    from campaigns.models import Campaign
+    from campaigns.selectors.analysis import campaign_statistics, evaluation_report
+
+    campaign = Campaign.objects.get(slug=slug(size))
+    started = time.perf_counter()
+    out = campaign_statistics(campaign=campaign, n_boot=n_boot)
+    job = time.perf_counter() - started
+    started = time.perf_counter()
+    if report:
+        evaluation_report(campaign=campaign, n_boot=n_boot)
+    report_seconds = time.perf_counter() - started if report else float("nan")
+    return {"seconds": job, "report_seconds": report_seconds,
+            "resamples": out.get("resamples", {"used": n_boot}),
+            "alpha": next((r["alpha"] for r in out["agreement"] if r.get("subset") is None), None)}
+
+
+def _ratings(size: int):
+    """(item, system, worker, value) of the campaign as numpy arrays, read once."""
+    from django.db import connection
+
+    from campaigns.models import Campaign
+
+    campaign = Campaign.objects.get(slug=slug(size))
+    import numpy as np
+
+    with connection.cursor() as cur:
+        cur.execute("""SELECT a.item_id, substr(i.system, 5)::int, a.worker_id,
+                              (a.answers->>'quality')::float8
+                       FROM campaigns_annotation a JOIN campaigns_item i ON i.id = a.item_id
+                       WHERE a.campaign_id = %s""", [campaign.pk])
+        rows = np.array(cur.fetchall(), dtype=float)
+    return (rows[:, 0].astype(np.int64), rows[:, 1].astype(np.int64),
+            rows[:, 2].astype(np.int64), rows[:, 3])
+
+
+def child_reference(size: int, n_boot: int) -> dict:
+    """The same intervals with plain numpy on the same clusters (see the module docstring)."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    started = time.perf_counter()
+    item, system, worker, value = _ratings(size)
+    frame = pd.DataFrame({"item": item, "system": system, "worker": worker, "value": value})
+    groups = frame.groupby("worker")["value"]
+    frame["z"] = ((frame["value"] - groups.transform("mean")) / groups.transform("std")).fillna(0)
+    rng = np.random.default_rng(0)
+    means = {}
+    for s, g in frame.groupby("system"):
+        per_item = g.groupby("item").agg(y=("value", "sum"), m=("value", "size"),
+                                         z=("z", "mean"))
+        y, m = per_item["y"].to_numpy(), per_item["m"].to_numpy(float)
+        k = len(y)
+        draws = [rng.integers(0, k, k) for _ in range(n_boot)]
+        np.percentile([y[d].sum() / m[d].sum() for d in draws], [2.5, 97.5])
+        means[s] = per_item["z"].to_numpy()
+    for a, b in itertools.combinations(sorted(means), 2):
+        xa, xb = means[a], means[b]
+        stats.mannwhitneyu(xa, xb)
+        deltas, diffs = [], []
+        for _ in range(n_boot):
+            ra = xa[rng.integers(0, len(xa), len(xa))]
+            rb = np.sort(xb[rng.integers(0, len(xb), len(xb))])
+            greater = np.searchsorted(rb, ra, side="left").sum()
+            less = len(rb) * len(ra) - np.searchsorted(rb, ra, side="right").sum()
+            deltas.append((greater - less) / (len(ra) * len(rb)))
+            diffs.append(ra.mean() - rb.mean())
+        np.percentile(deltas, [2.5, 97.5]), np.percentile(diffs, [2.5, 97.5])
+    alpha = _reference_alpha(item, worker, value, n_boot, rng)
+    return {"seconds": time.perf_counter() - started, "alpha": alpha}
+
+
+def _reference_alpha(item, worker, value, n_boot, rng) -> float:
+    """krippendorff.alpha on the reliability matrix, and the unit bootstrap by computing the
+    ordinal alpha of resampled units from per-unit coincidences (plain numpy)."""
+    import krippendorff
+    import numpy as np
+    import pandas as pd
+
+    units, unit = np.unique(item, return_inverse=True)
+    raters, rater = np.unique(worker, return_inverse=True)
+    matrix = np.full((len(raters), len(units)), np.nan)
+    matrix[rater, unit] = value
+    alpha = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal"))
+    del matrix
+    counts = pd.crosstab(unit, value.astype(int)).to_numpy(float)  # units x 5 values
+    n_u = counts.sum(axis=1)
+    keep = n_u >= 2
+    counts, n_u = counts[keep], n_u[keep]
+    # Per-unit coincidences o_u[c, k] = n_uc (n_uk - [c == k]) / (n_u - 1), flattened.
+    o = (counts[:, :, None] * counts[:, None, :]
+         - np.einsum("uc,ck->uck", counts, np.eye(counts.shape[1]))) / (n_u - 1)[:, None, None]
+    o = o.reshape(len(o), -1)
+    marginal = counts.sum(axis=0)
+    cum = np.cumsum(marginal)
+    v = counts.shape[1]
+    delta = np.array([[(sum(marginal[min(c, k):max(c, k) + 1]) - (marginal[c] + marginal[k]) / 2)
+                       ** 2 for k in range(v)] for c in range(v)]).reshape(-1)
+    del cum
+    for start in range(0, n_boot, 100):
+        size = min(100, n_boot - start)
+        weights = rng.multinomial(len(o), np.full(len(o), 1 / len(o)), size=size)
+        coincidences = weights @ o
+        n = coincidences.sum(axis=1, keepdims=True)
+        margins = coincidences.reshape(size, v, v).sum(axis=2)
+        expected = (margins[:, :, None] * margins[:, None, :]
+                    - np.eye(v)[None] * margins[:, :, None]).reshape(size, -1) / (n - 1)
+        1 - (coincidences @ delta) / (expected @ delta)
+    return alpha
+
+
+def child_figures(size: int) -> dict:
+    """Each figure's point estimate beside its reference, timed in this process."""
+    import krippendorff
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    from campaigns.analysis import comparisons, scores
+    from campaigns.analysis.agreement import krippendorff_alpha
+
+    item, system, worker, value = _ratings(size)
+    frame = pd.DataFrame({"item": item, "system": system.astype(str), "worker": worker,
+                          "value": value, "question": "quality", "part": ""})
+    out = {}
+
+    def timed(name, ours, reference):
+        started = time.perf_counter()
+        ours()
+        mine = time.perf_counter() - started
+        started = time.perf_counter()
+        reference()
+        out[name] = (mine, time.perf_counter() - started)
+
+    def reference_scores():
+        frame.groupby(["system"])["value"].agg(["mean", "std", "size"])
+
+    timed("system_scores", lambda: scores.system_scores(frame, n_boot=0), reference_scores)
+    design = scores.z_scores(frame)
+
+    def reference_pairs():
+        item_means = design.groupby(["system", "item"])["z"].mean()
+        systems = sorted(set(frame["system"]))
+        for a, b in itertools.combinations(systems, 2):
+            xa, xb = item_means[a].to_numpy(), np.sort(item_means[b].to_numpy())
+            stats.mannwhitneyu(xa, xb)
+            (np.searchsorted(xb, xa, "left").sum()
+             - (len(xb) * len(xa) - np.searchsorted(xb, xa, "right").sum()))
+
+    timed("compare_systems", lambda: comparisons.compare_systems(design, n_boot=0),
+          reference_pairs)
+
+    def reference_alpha():
+        units, unit = np.unique(item, return_inverse=True)
+        raters, rater = np.unique(worker, return_inverse=True)
+        matrix = np.full((len(raters), len(units)), np.nan)
+        matrix[rater, unit] = value
+        krippendorff.alpha(reliability_data=matrix, level_of_measurement="ordinal")
+
+    timed("alpha", lambda: krippendorff_alpha(item, worker, value, level="ordinal"),
+          reference_alpha)
+    return {name: list(pair) for name, pair in out.items()}
+
+
+CHILDREN = {"job": child_job, "job-only": lambda size, n_boot: child_job(size, n_boot, False),
+            "reference": child_reference, "figures": child_figures}
+
+
+def run_child(kind: str, size: int, n_boot: int, max_rss_mb: int) -> dict:
+    """Run one child; its result, wall time and peak RSS (the parent stops it past the cap)."""
+    import psutil
+
+    command = [sys.executable, __file__, "--child", kind, "--sizes", str(size),
+               "--n-boot", str(n_boot)]
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    watched, peak, stopped = psutil.Process(proc.pid), 0, False
+    while proc.poll() is None:
+        try:
+            peak = max(peak, watched.memory_info().rss)
+        except psutil.Error:
+            break
+        if peak > max_rss_mb * 2**20:
+            proc.kill()
+            stopped = True
+            break
+        time.sleep(0.05)
+    output, _ = proc.communicate()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = json.loads(output.strip().splitlines()[-1]) if proc.returncode == 0 else {}
+    result.update(wall=time.perf_counter() - started, stopped=stopped,
+                  peak_mb=max(peak, 0) / 2**20, maxrss_mb=usage.ru_maxrss / 1024,
+                  returncode=proc.returncode)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--n-boot", type=int, default=1000)
+    parser.add_argument("--max-rss-mb", type=int, default=6000,
+                        help="stop a child past this RSS (the machine is shared)")
+    parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--only", default="figures,reference,job",
+                        help="children to run; job-only: the job without the report")
+    parser.add_argument("--child", default="")
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.child:
+        print(json.dumps(CHILDREN[args.child](sizes[0], *(
+            [] if args.child == "figures" else [args.n_boot]))))
+        return 0
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    rows = []
+    for size in sizes:
+        build(size, args.rebuild)
+        results = {kind.removesuffix("-only"): run_child(kind, size, args.n_boot,
+                                                          args.max_rss_mb)
+                   for kind in args.only.split(",")}
+        report(size, results)
+        rows.append((size, results))
+    growth(rows)
+    return 0
+
+
+def report(size: int, results: dict) -> None:
+    print(f"\n{size:,} annotations (shared 2-core machine, {time.strftime('%Y-%m-%d')}):")
+    for kind, r in results.items():
+        state = "STOPPED past the RSS cap" if r["stopped"] else (
+            "ok" if r["returncode"] == 0 else f"failed ({r['returncode']})")
+        print(f"  {kind:<9} wall {r['wall']:7.1f}s  peak RSS {r['peak_mb']:7.0f} MB  {state}")
+    figures = results.get("figures", {})
+    for name, pair in figures.items():
+        if isinstance(pair, list):
+            print(f"    {name:<16} ours {pair[0]:7.3f}s  reference {pair[1]:7.3f}s  "
+                  f"ratio {pair[0] / max(pair[1], 1e-9):5.2f}")
+    job, reference = results.get("job"), results.get("reference")
+    if job and reference and "seconds" in job and "seconds" in reference:
+        ratio = job["seconds"] / reference["seconds"]
+        print(f"  job {job['seconds']:.1f}s (+ report {job['report_seconds']:.1f}s) vs "
+              f"plain-numpy reference {reference['seconds']:.1f}s: ratio {ratio:.2f}; resamples "
+              f"{job['resamples']}; alpha {job['alpha']} vs {reference['alpha']}")
+
+
+def growth(rows: list) -> None:
+    print("\n| annotations | job s | job peak MB | reference s | reference peak MB | ratio |")
+    print("|---|---|---|---|---|---|")
+    for size, results in rows:
+        job, ref = results.get("job", {}), results.get("reference", {})
+        ratio = (f"{job['seconds'] / ref['seconds']:.2f}"
+                 if "seconds" in job and "seconds" in ref else "n/a")
+        print(f"| {size:,} | {job.get('seconds', float('nan')):.1f} | "
+              f"{job.get('peak_mb', 0):.0f} | {ref.get('seconds', float('nan')):.1f} | "
+              f"{ref.get('peak_mb', 0):.0f} | {ratio} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
