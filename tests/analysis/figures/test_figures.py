@@ -57,7 +57,7 @@ def _drawn(template, statistics, figures):
     keys = [f["key"] for f in figures]
     assert len(keys) == len(set(keys))
     assert {"agreement", "workers", "progress"} <= set(keys)
-    for wanted in EXPECTED[template]:
+    for wanted in EXPECTED.get(template, set()):  # a newer template: the common figures
         assert any(k.startswith(wanted) for k in keys), (wanted, keys)
     for f in figures:
         root = ET.fromstring(f["svg"])  # noqa: S314 - our own drawing
