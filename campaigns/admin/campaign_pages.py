@@ -158,6 +158,13 @@ def report_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpRe
     return evaluation_report_view(request, campaign)
 
 
+def report_bundle_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """The report's paper bundle (ZIP) from the cached report and its figures."""
+    from .statistics import report_bundle_view as bundle_view
+
+    return bundle_view(request, campaign)
+
+
 @takes_uploads
 def judgments_view(model_admin, request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """Upload LLM-judge output for the campaign's items (the analysis part's page)."""

@@ -22,9 +22,11 @@ from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ImportJob, Worker
 from ..schema import Capability, SchemaInvalid, parse_schema
+from ..services.bundles import report_bundle
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
 from ..services.statistics import Cached, Kind, statistics_request
+from .figures import figures_context
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
 
@@ -214,6 +216,7 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
         export_url=_url("admin:campaigns_campaign_export", campaign),
         report_url=_url("admin:campaigns_campaign_report", campaign),
+        **figures_context(cached, statistics),
     ))
 
 
@@ -224,6 +227,13 @@ class ReportOptionsForm(forms.Form):
     effect = forms.FloatField(required=False, min_value=1e-9, label="Effect to detect",
                               help_text="In the scale's units; empty: 0.2 sd of the ratings.")
     power = forms.FloatField(required=False, min_value=0.5, max_value=0.99, initial=0.8)
+
+
+def _report_options(cleaned: dict) -> dict:
+    """The report's options from the form's cleaned data (its defaults for an empty form)."""
+    return {"exclude_flagged": bool(cleaned.get("exclude_flagged")),
+            "correction": cleaned.get("correction") or "holm", "effect": cleaned.get("effect"),
+            "power": cleaned.get("power") or 0.8}
 
 
 @queue_down_is_503
@@ -238,11 +248,8 @@ def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResp
     title = f"Evaluation report: {campaign.name}"
     cached = None
     if not request.GET or form.is_valid():
-        options = form.cleaned_data if request.GET else {}
-        cached = _recompute_or_read(request, campaign, Kind.REPORT, {
-            "exclude_flagged": bool(options.get("exclude_flagged")),
-            "correction": options.get("correction") or "holm", "effect": options.get("effect"),
-            "power": options.get("power") or 0.8})
+        cached = _recompute_or_read(request, campaign, Kind.REPORT, _report_options(
+            form.cleaned_data if request.GET else {}))
         if isinstance(cached, HttpResponse):
             return cached
         if cached.result is None:
@@ -253,7 +260,30 @@ def evaluation_report_view(request: HttpRequest, campaign: Campaign) -> HttpResp
         refresh=bool(cached and cached.computing),
         report=built, report_html=render_markdown(built["markdown"]) if built else "",
         export_url=_url("admin:campaigns_campaign_export", campaign),
+        bundle_url=_url("admin:campaigns_campaign_report_bundle", campaign),
+        bundle_query=request.GET.urlencode(),
+        **figures_context(cached, None, (built or {}).get("headline")),
     ))
+
+
+@queue_down_is_503
+def report_bundle_view(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """GET: the paper bundle of the report for the report page's options, or back to the
+    report page (which shows the computation's progress) while it is being computed."""
+    form = ReportOptionsForm(request.GET or None)
+    if request.GET and not form.is_valid():
+        return redirect(reverse("admin:campaigns_campaign_report", args=[campaign.pk])
+                        + "?" + request.GET.urlencode())
+    bundle = report_bundle(campaign=campaign,
+                           options=_report_options(form.cleaned_data if request.GET else {}))
+    if bundle.content is None:
+        messages.info(request, "The report and its figures are being computed: the bundle can "
+                      "be downloaded once they are ready.")
+        return redirect(reverse("admin:campaigns_campaign_report", args=[campaign.pk])
+                        + ("?" + request.GET.urlencode() if request.GET else ""))
+    response = HttpResponse(bundle.content, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{bundle.filename}"'
+    return response
 
 
 class JudgmentUploadForm(forms.Form):

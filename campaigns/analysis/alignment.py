@@ -20,7 +20,8 @@ COLUMNS = (["judge", "question", "part", "level", "n"]
            + [c for f in FIGURES for c in (f, f"{f}_ci_low", f"{f}_ci_high")]
            + ["top_share_judge", "top_share_human", "mean_judge", "mean_human",
               "mean_difference", "n_systems", "system_pearson", "system_spearman",
-              "system_kendall"])
+              "system_kendall", "system_pearson_ci_low", "system_pearson_ci_high",
+              "system_means"])
 MIN_ALL_MINIMUM_PARTS = 3  # one low rating is a judgment; every criterion at zero is a failure
 MIN_IDENTICAL_ITEMS = 5
 ALL_MINIMUM = "all_minimum"
@@ -274,23 +275,36 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
                 bootstrap_alphas(counts, domain, level, n_boot=n_boot, seed=seed))
     if numeric:
         top = max(hv.max(), jv.max())
-        system = pd.DataFrame({"system": pairs["system"].to_numpy(), "value_human": hv,
-                               "value_judge": jv}).groupby("system").mean()
         row.update(top_share_judge=float((jv == top).mean()),
                    top_share_human=float((hv == top).mean()),
                    mean_judge=float(jv.mean()), mean_human=float(hv.mean()),
-                   mean_difference=float((jv - hv).mean()), n_systems=len(system))
-        if len(system) >= 3:
-            sh, sj = system["value_human"].to_numpy(), system["value_judge"].to_numpy()
-            if np.ptp(sh) > 0 and np.ptp(sj) > 0:
-                row.update(system_pearson=float(stats.pearsonr(sh, sj).statistic),
-                           system_spearman=float(stats.spearmanr(sh, sj).statistic),
-                           system_kendall=float(stats.kendalltau(sh, sj).statistic))
+                   mean_difference=float((jv - hv).mean()),
+                   **_system_figures(pairs["system"].to_numpy(), hv, jv))
     else:
         top = pd.Series(np.concatenate([hv, jv])).mode().iloc[0]
         row.update(top_share_judge=float((jv == top).mean()),
                    top_share_human=float((hv == top).mean()))
     return row
+
+
+def _system_figures(systems: np.ndarray, hv: np.ndarray, jv: np.ndarray) -> dict:
+    """Per system the human and the judge means, and their correlations across systems
+    (Pearson's with its Fisher-z 95% interval from four systems on)."""
+    system = pd.DataFrame({"system": systems, "value_human": hv, "value_judge": jv}
+                          ).groupby("system").mean()
+    out = {"n_systems": len(system),
+           "system_means": [{"system": str(name), "human": float(h), "judge": float(j)}
+                            for name, h, j in system.itertuples()]}
+    sh, sj = system["value_human"].to_numpy(), system["value_judge"].to_numpy()
+    if len(system) >= 3 and np.ptp(sh) > 0 and np.ptp(sj) > 0:
+        pearson = stats.pearsonr(sh, sj)
+        if len(system) >= 4:  # Fisher's z interval needs n - 3 > 0
+            ci = pearson.confidence_interval(0.95)
+            out.update(system_pearson_ci_low=float(ci.low), system_pearson_ci_high=float(ci.high))
+        out.update(system_pearson=float(pearson.statistic),
+                   system_spearman=float(stats.spearmanr(sh, sj).statistic),
+                   system_kendall=float(stats.kendalltau(sh, sj).statistic))
+    return out
 
 
 def _rows(reference: pd.DataFrame, raters: pd.DataFrame, levels: dict, n_boot: int) -> list:

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from . import (
     annotations,
+    bundles,
     campaigns,
     errors,
     exports,
@@ -63,6 +64,8 @@ urlpatterns = [
     path(f"{CAMPAIGN}stats/", stats.CampaignStatsApi.as_view(), name="stats"),
     path(f"{CAMPAIGN}agreement/", stats.QuestionAgreementApi.as_view(), name="agreement"),
     path(f"{CAMPAIGN}report/", stats.CampaignReportApi.as_view(), name="report"),
+    path(f"{CAMPAIGN}report/bundle/", bundles.CampaignReportBundleApi.as_view(),
+         name="report-bundle"),
     path(f"{CAMPAIGN}exports/", exports.ExportListCreateApi.as_view(), name="exports"),
     path(f"{CAMPAIGN}exports/<int:job_id>/", exports.ExportDetailApi.as_view(),
          name="exports-detail"),

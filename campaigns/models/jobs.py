@@ -124,6 +124,10 @@ class StatisticsResult(BackgroundJob):
     result = models.JSONField(null=True, blank=True, encoder=DjangoJSONEncoder)
     computed_at = models.DateTimeField(null=True, blank=True,
                                        help_text="When the data of `result` was read.")
+    figures = models.JSONField(
+        null=True, blank=True,
+        help_text="The figures of `result`, drawn with it: each with its title, text "
+                  "alternative, data table, plotted values, SVG and (for a report) PDF.")
 
     class Meta:
         constraints = [

@@ -169,7 +169,8 @@ def _compute(row: StatisticsResult) -> dict:
 
     read_at = timezone.now()
     try:
-        result = COMPUTE[row.kind](row.campaign, dict(row.options))
+        result, source = COMPUTE[row.kind](row.campaign, dict(row.options))
+        figures = _figures(row.kind, source)
     except StatisticsTooLarge as exc:  # refused before reading: the message says why
         raise JobFailed(str(exc)) from None
     except MemoryError:
@@ -177,27 +178,52 @@ def _compute(row: StatisticsResult) -> dict:
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher
         logger.exception("statistics %s of campaign %s failed", row.kind, row.campaign_id)
         raise JobFailed(f"{type(exc).__name__}: {exc}"[:2000]) from None
-    return {"error": "", "result": result, "computed_at": read_at}
+    return {"error": "", "result": result, "computed_at": read_at, "figures": figures}
 
 
-def _statistics(campaign: Campaign, options: dict) -> dict:
+def _figures(kind: str, statistics: dict | None) -> list[dict] | None:
+    """The figures of a statistics or report result, drawn here in the job from the
+    statistics (the report's with PDFs too, for the paper bundle)."""
+    if statistics is None:
+        return None
+    from ..analysis.figures import draw_figures
+
+    return draw_figures(statistics, pdf=kind == Kind.REPORT)
+
+
+def _statistics(campaign: Campaign, options: dict) -> tuple[dict, dict]:
     from ..selectors.analysis import campaign_statistics
 
     options["subset_by"] = tuple(options["subset_by"])
-    return campaign_statistics(campaign=campaign, **options)
+    statistics = campaign_statistics(campaign=campaign, **options)
+    return statistics, statistics
 
 
-def _report(campaign: Campaign, options: dict) -> dict:
+def _report(campaign: Campaign, options: dict) -> tuple[dict, dict]:
+    """The report with its provenance (for the paper bundle); its figures are drawn from the
+    statistics it was built from."""
+    from ..analysis.figures.headline import headline
     from ..selectors.analysis import evaluation_report
+    from ..selectors.provenance import report_provenance
 
-    options["subset_by"] = tuple(options["subset_by"])
-    return evaluation_report(campaign=campaign, **options)
+    canonical = dict(options)
+    statistics, _ = _statistics(campaign, {k: options[k] for k in DEFAULTS[Kind.STATISTICS]})
+    built = evaluation_report(campaign=campaign, statistics=statistics,
+                              effect=options["effect"], power=options["power"])
+    # The bundle's methods text and datasheet read these beyond the report's own sections.
+    built["bundle_facts"] = {"counts": statistics["counts"],
+                             "worker_reliability": bool(statistics.get("worker_reliability")),
+                             "levels": statistics.get("levels", [])}
+    built["provenance"] = report_provenance(campaign=campaign, options=canonical)
+    built["headline"] = headline(statistics)
+    return built, statistics
 
 
-def _side_by_side(campaign: Campaign, options: dict) -> dict:
+def _side_by_side(campaign: Campaign, options: dict) -> tuple[dict, None]:
     from ..selectors.analysis import item_side_by_side
 
-    return {"rows": item_side_by_side(campaign=campaign, external_id=options["external_id"])}
+    return {"rows": item_side_by_side(campaign=campaign,
+                                      external_id=options["external_id"])}, None
 
 
 COMPUTE = {Kind.STATISTICS: _statistics, Kind.REPORT: _report, Kind.SIDE_BY_SIDE: _side_by_side}

@@ -208,3 +208,41 @@ def test_a_crowds_ceiling_is_one_pooled_row_against_the_others_median():
     assert row["judge"] == "all humans" and row["n"] == len(humans)
     assert row["exact"] == pytest.approx(np.mean(expected))
     assert per_worker["n"].sum() == len(humans) and len(per_worker) == humans["worker"].nunique()
+
+
+def test_system_means_and_pearsons_fisher_z_interval_across_systems():
+    """What the judge-vs-human scatter plots: each system's mean by the humans and by the
+    judge, and Pearson's r across systems with its 95% interval from Fisher's z by hand."""
+    import numpy as np
+    import pandas as pd
+
+    from campaigns.analysis.alignment import align
+
+    rng = np.random.default_rng(5)
+    systems = np.repeat(["a", "b", "c", "d", "e"], 8)
+    human = rng.integers(1, 6, systems.size).astype(float)
+    judge = np.clip(human + rng.integers(-1, 2, systems.size), 1, 5)
+    pairs = pd.DataFrame({"item": np.arange(systems.size), "system": systems,
+                          "value_human": human, "value_judge": judge})
+    row = align(pairs, "interval", n_boot=0)
+    means = pairs.groupby("system")[["value_human", "value_judge"]].mean()
+    assert row["system_means"] == [{"system": s, "human": h, "judge": j}
+                                   for s, h, j in means.itertuples()]
+    r = np.corrcoef(means["value_human"], means["value_judge"])[0, 1]
+    half = 1.959963984540054 / np.sqrt(len(means) - 3)
+    assert row["system_pearson"] == pytest.approx(r)
+    assert row["system_pearson_ci_low"] == pytest.approx(np.tanh(np.arctanh(r) - half))
+    assert row["system_pearson_ci_high"] == pytest.approx(np.tanh(np.arctanh(r) + half))
+
+
+def test_the_judge_scatter_plots_the_system_means_it_is_given():
+    from campaigns.analysis.figures import figure_plans
+
+    row = {"judge": "gpt", "question": "q", "part": "", "system_pearson": 0.9,
+           "system_pearson_ci_low": 0.1, "system_pearson_ci_high": 0.99,
+           "system_means": [{"system": "a", "human": 1.0, "judge": 2.0},
+                            {"system": "b", "human": 3.0, "judge": 2.5}]}
+    [plan] = figure_plans({"judges": [row]})
+    assert plan["key"] == "judge_systems:gpt:q"
+    assert plan["values"]["x"] == [1.0, 3.0] and plan["values"]["y"] == [2.0, 2.5]
+    assert plan["values"]["note"] == "r = 0.90 [0.10, 0.99]"

@@ -60,6 +60,28 @@ def test_the_job_stores_the_figures_with_the_time_of_their_data(campaign, queued
     assert cached.row.status == Status.DONE and not cached.stale and not cached.computing
     assert cached.result["counts"]["annotations"] == 6
     assert before <= cached.row.computed_at <= timezone.now()
+    # drawn in the job from these statistics, SVG only for the page
+    figures = {f["key"]: f for f in cached.row.figures}
+    assert {"workers", "progress"} <= set(figures)
+    assert figures["progress"]["values"]["y"] == [6]
+    assert figures["workers"]["svg"].startswith("<?xml") and "pdf" not in figures["workers"]
+
+
+def test_the_report_job_keeps_pdf_figures_and_its_provenance(campaign, queued):
+    _rated(campaign)
+    row = statistics_request(campaign=campaign, kind=Kind.REPORT, options={}).row
+    service.statistics_compute(result_id=row.pk)
+    row.refresh_from_db()
+    assert all(f["pdf"] for f in row.figures)
+    provenance = row.result["provenance"]
+    assert provenance["annotations"]["annotations"] == 6
+    assert provenance["bootstrap"] == {"resamples": 1000, "seed": 0,
+                                       "generator": "numpy.random.default_rng (PCG64)"}
+    assert provenance["options"]["correction"] == "holm"
+    again = statistics_request(campaign=campaign, kind=Kind.REPORT, options={}, recompute=True)
+    service.statistics_compute(result_id=again.row.pk)
+    again.row.refresh_from_db()
+    assert again.row.result["provenance"] == provenance  # same annotations, same digest
 
 
 def test_a_result_is_stale_once_an_annotation_changes_and_a_recompute_refreshes_it(
@@ -120,7 +142,7 @@ def test_an_older_attempt_does_not_overwrite_a_newer_one(campaign, queued, monke
 
     def overtaken(campaign, options):  # a re-delivery claims the row while this one runs
         StatisticsResult.objects.filter(pk=row.pk).update(attempts=99)
-        return {"old": True}
+        return {"old": True}, None
 
     monkeypatch.setitem(service.COMPUTE, Kind.STATISTICS, overtaken)
     service.statistics_compute(result_id=row.pk)
