@@ -71,8 +71,9 @@ def generate(n_items: int, n_raters: int) -> Campaign:
                    %s, 0, 0, now()
             FROM generate_series(1, %s) AS i""", [campaign.pk, n_raters, n_items])
         cur.execute("""
-            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at)
-            SELECT %s, 'link', 'rater-' || r, now() FROM generate_series(1, %s) AS r""",
+            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at,
+                                          screened_out_reason)
+            SELECT %s, 'link', 'rater-' || r, now(), '' FROM generate_series(1, %s) AS r""",
                     [campaign.pk, n_raters])
         cur.execute("""
             INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,

@@ -86,8 +86,9 @@ def build(size: int, rebuild: bool) -> None:
             FROM generate_series(1, %s) AS i""",
                     [campaign.pk, SYSTEMS, RATERS_PER_ITEM, RATERS_PER_ITEM, items])
         cur.execute("""
-            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at)
-            SELECT %s, 'link', 'rater-' || r, now() FROM generate_series(1, %s) AS r""",
+            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at,
+                                          screened_out_reason)
+            SELECT %s, 'link', 'rater-' || r, now(), '' FROM generate_series(1, %s) AS r""",
                     [campaign.pk, workers])
         cur.execute("""
             INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,

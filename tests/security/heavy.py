@@ -24,8 +24,9 @@ def heavy_campaign(owner, *, items: int, raters: int = 5, slug: str = "heavy") -
                    %s, 0, 0, now()
             FROM generate_series(1, %s) AS i""", [campaign.pk, raters, items])
         cur.execute("""
-            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at)
-            SELECT %s, 'link', 'rater-' || r, now() FROM generate_series(1, %s) AS r""",
+            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at,
+                                          screened_out_reason)
+            SELECT %s, 'link', 'rater-' || r, now(), '' FROM generate_series(1, %s) AS r""",
                     [campaign.pk, raters])
         cur.execute("""
             INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,
