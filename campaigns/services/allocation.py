@@ -16,7 +16,6 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Sum
 
-from ..analysis import allocation as stats
 from ..models import AllocationChange, Annotation, Campaign, Item, ItemTally
 from ..schema import SchemaInvalid, SchemaIssue, parse_schema
 from ..schema.contract import Capability
@@ -133,6 +132,8 @@ def campaign_allocate(*, campaign: Campaign) -> str:
 
 def _plan(campaign: Campaign) -> tuple[dict[int, float], dict[int, int]]:
     """(priority, wanted) per regular item for the campaign's strategy."""
+    from ..analysis import allocation as stats  # numpy: only the jobs load it, not the web
+
     low, high = bounds(campaign)
     items = Item.objects.filter(campaign=campaign, control="")
     done = dict(items.values_list("id", "annotations_done"))
@@ -188,6 +189,8 @@ def _write_chunk(ids: list[int], priority: dict[int, float], wanted: dict[int, i
 
 def stop_reason(campaign: Campaign) -> str:
     """Why the campaign's target is met, in words ('' when it is not, or there is none)."""
+    from ..analysis import allocation as stats  # numpy: only the jobs load it, not the web
+
     stop = campaign.stop_when or {}
     if "max_annotations" in stop:
         taken = Item.objects.filter(campaign=campaign, control="").aggregate(
