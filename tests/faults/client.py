@@ -1,8 +1,8 @@
 """Simulated crowd workers: submit every item of their assignments, retrying what was not saved.
 
 Only 127.0.0.1. Every run is bounded by a deadline and by a maximum number of requests.
-An answer counts as acknowledged when the server answered the POST with a redirect (the
-worker's browser would then show the next item).
+An answer counts as acknowledged when the server answered the POST with 200: the next item,
+the finish or the done page (what the worker's browser then shows).
 """
 from __future__ import annotations
 
