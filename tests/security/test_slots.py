@@ -12,18 +12,11 @@ and in each a genuine participant (a real submission of the study, on Prolific's
 arriving afterwards from an address of their own gets a whole assignment, keeps it by answering,
 while the attacker's unanswered work comes back after the first-answer hold.
 """
-import os
 import re
 import secrets
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 import requests
@@ -31,25 +24,18 @@ from django.utils import timezone
 
 from campaigns.models import Assignment, AssignmentItem
 from campaigns.work import assignments_expire
-from tests.celery_workers import child_database_url
 from tests.factories import make_campaign, make_items, prolific_pid
 
+from .gunicorn import gunicorn
 from .servers import Probe, prolific_submissions
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parents[2]
 REDIS = "redis://127.0.0.1:6379/7"  # this test's own database: flushed at its start
 TOKEN = "researcher-prolific-token"  # noqa: S105 - the stand-in's, not a secret
 STUDY = "study-1"
 FORM_KEY = re.compile(r'name="form_key" value="([0-9a-f]+)"')
 ANSWER = {"q-coherence": "4", "q-sentiment": "2", "q-feedback": "fine"}
 GENUINE = {"pid": prolific_pid("genuine"), "session": "6a0f5c1e2b3d4f5a6b7c8d9e"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -68,34 +54,13 @@ def web(tmp_path, prolific):
     import redis
 
     redis.Redis.from_url(REDIS).flushdb()
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": child_database_url(), "GUNICORN_BIND": f"127.0.0.1:{port}",
-           "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "4", "GUNICORN_ACCESSLOG": "",
-           "CACHE_URL": REDIS, "RATELIMIT_ENABLED": "true", "RATELIMIT_TRUSTED_PROXIES": "1",
-           "RATELIMIT_PER_ADDRESS": "100000", "MEDIA_ROOT": str(tmp_path),
-           "PROLIFIC_API_TOKEN": TOKEN, "PROLIFIC_API_URL": f"http://127.0.0.1:{prolific.port}",
-           "LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
-    log = (tmp_path / "gunicorn.log").open("ab")
-    proc = subprocess.Popen(  # noqa: S603 - fixed argv, our own server
-        [sys.executable, "-m", "gunicorn", "-c", "docker/gunicorn.conf.py",
-         "annotate.wsgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/healthz", timeout=2).close()  # noqa: S310
-            break
-        except urllib.error.HTTPError:
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        pytest.fail("gunicorn did not start: " + (tmp_path / "gunicorn.log").read_text())
-    yield base
-    os.killpg(proc.pid, 9)
-    proc.wait(timeout=10)
-    log.close()
+    with gunicorn(tmp_path, {
+            "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "4", "GUNICORN_ACCESSLOG": "",
+            "CACHE_URL": REDIS, "RATELIMIT_ENABLED": "true", "RATELIMIT_TRUSTED_PROXIES": "1",
+            "RATELIMIT_PER_ADDRESS": "100000", "PROLIFIC_API_TOKEN": TOKEN,
+            "PROLIFIC_API_URL": f"http://127.0.0.1:{prolific.port}",
+            "LOG_LEVEL": "WARNING"}) as base:
+        yield base
 
 
 def start(session: requests.Session, url: str, pid: str, address: str,

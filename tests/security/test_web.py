@@ -1,64 +1,30 @@
 """Against a real gunicorn (docker/gunicorn.conf.py): the API throttle holds under concurrent
 token requests, and assignment tokens never reach the access log or Django's request log."""
-import os
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 from rest_framework.authtoken.models import Token
 
-from tests.celery_workers import child_database_url
+from .gunicorn import gunicorn
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROOT = Path(__file__).resolve().parents[2]
 RATE = 40
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def web(tmp_path, settings):
     """gunicorn, two workers of eight threads, sharing Redis for its counters."""
-    port = _free_port()
     redis = settings.CELERY_BROKER_URL if settings.CELERY_BROKER_URL.startswith("redis") else ""
     if not redis:
         pytest.skip("needs Redis (CELERY_BROKER_URL=redis://...) for counters shared by workers")
-    env = {**os.environ, "DATABASE_URL": child_database_url(), "GUNICORN_BIND": f"127.0.0.1:{port}",
-           "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "8",
-           "GUNICORN_ACCESSLOG": str(tmp_path / "access.log"), "CACHE_URL": redis,
-           "API_THROTTLE_RATE": f"{RATE}/min", "MEDIA_ROOT": str(tmp_path),
-           "PYTHONUNBUFFERED": "1"}
-    log = (tmp_path / "gunicorn.log").open("ab")
-    proc = subprocess.Popen(  # noqa: S603 - fixed argv, our own server
-        [sys.executable, "-m", "gunicorn", "-c", "docker/gunicorn.conf.py",
-         "annotate.wsgi:application"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-        start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{base}/healthz", timeout=2).close()  # noqa: S310
-            break
-        except urllib.error.HTTPError:
-            break
-        except OSError:
-            time.sleep(0.2)
-    else:
-        pytest.fail("gunicorn did not start: " + (tmp_path / "gunicorn.log").read_text())
-    yield base, tmp_path
-    os.killpg(proc.pid, 9)
-    proc.wait(timeout=10)
-    log.close()
+    with gunicorn(tmp_path, {
+            "GUNICORN_WORKERS": "2", "GUNICORN_THREADS": "8",
+            "GUNICORN_ACCESSLOG": str(tmp_path / "access.log"), "CACHE_URL": redis,
+            "API_THROTTLE_RATE": f"{RATE}/min"}) as base:
+        yield base, tmp_path
 
 
 def _status(url: str, headers: dict | None = None) -> int:
