@@ -13,17 +13,23 @@ MIN_LOO_ITEMS = 5
 DS_ITERATIONS = 100
 DS_TOLERANCE = 1e-6
 SMOOTHING = 0.01  # added to confusion counts: an unseen (class, label) is unlikely, not impossible
+ML_FLOOR = 1e-10  # crowd-kit's floor on a probability when there is no smoothing
 RELIABILITY_COLUMNS = ["worker", "model", "reliability", "n_labels", "n_parts"]
 LOO_COLUMNS = ["worker", "loo_correlation", "loo_n", "negative_loo"]
 
 
 def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
-                iterations: int = DS_ITERATIONS, tolerance: float = DS_TOLERANCE):
+                iterations: int = DS_ITERATIONS, tolerance: float = DS_TOLERANCE,
+                smoothing: float = SMOOTHING, stop: str = "posterior"):
     """Dawid & Skene (1979) EM over (item, worker, label) codes (0-based integers).
 
     Returns (class priors[K], confusion[W, K, K] with rows the true class and columns the
     label given, posteriors[I, K]). Initialised with each item's label shares (soft majority
-    vote), then M and E steps until the posteriors move less than `tolerance`.
+    vote) and an M step from them; then `iterations` E and M steps until the posteriors move
+    less than `tolerance` (`stop` "posterior"), or the evidence lower bound per rating gains
+    less than it ("elbo", crowd-kit's rule). `smoothing` is added to every confusion count
+    (a symmetric Dirichlet prior: the estimate is its posterior mode); 0 is plain maximum
+    likelihood, with cells floored at 1e-10 as crowd-kit does.
     """
     n_items, n_workers, k = items.max() + 1, workers.max() + 1, labels.max() + 1
     posterior = np.zeros((n_items, k))
@@ -33,30 +39,54 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
     # [item, c] for the label l that worker w gave; the item's log posterior for class c.
     cells = ((workers * k)[:, None] * k + np.arange(k)[None, :] * k + labels[:, None]).ravel()
     item_cells = (items[:, None] * k + np.arange(k)[None, :]).ravel()
+    used = np.zeros((n_workers, k), dtype=bool)
+    used[workers, labels] = True
+
+    def m_step(posterior):
+        counts = np.bincount(cells, weights=posterior[items].ravel(),
+                             minlength=n_workers * k * k).reshape(n_workers, k, k)
+        # Without smoothing, crowd-kit's convention: labels the worker gave are floored,
+        # labels they never gave stay impossible (a class none of their items had is then
+        # spread over the labels they used).
+        counts = counts + smoothing if smoothing > 0 else np.where(
+            used[:, None, :], np.maximum(counts, ML_FLOOR), 0.0)
+        return posterior.mean(axis=0), counts / counts.sum(axis=2, keepdims=True)
+
+    priors, confusion = m_step(posterior)
+    bound = -np.inf
     for _ in range(iterations):
-        priors = posterior.mean(axis=0)
-        confusion = SMOOTHING + np.bincount(
-            cells, weights=posterior[items].ravel(), minlength=n_workers * k * k
-        ).reshape(n_workers, k, k)
-        confusion /= confusion.sum(axis=2, keepdims=True)
-        log_likelihood = np.log(confusion)[workers, :, labels]
-        log_post = np.log(np.maximum(priors, 1e-12)) + np.bincount(
+        with np.errstate(divide="ignore"):  # a label never given: log 0 = -inf, as it should
+            log_likelihood = np.log(confusion)[workers, :, labels]
+        log_joint = np.log(np.maximum(priors, ML_FLOOR)) + np.bincount(
             item_cells, weights=log_likelihood.ravel(), minlength=n_items * k).reshape(n_items, k)
-        log_post -= log_post.max(axis=1, keepdims=True)
-        updated = np.exp(log_post)
+        updated = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
         updated /= updated.sum(axis=1, keepdims=True)
         change = np.abs(updated - posterior).max()
         posterior = updated
+        priors, confusion = m_step(posterior)
+        if stop == "elbo":
+            new_bound = _elbo(posterior, priors, confusion, items, workers, labels)
+            change, bound = new_bound - bound, new_bound
         if change < tolerance:
             break
     return priors, confusion, posterior
 
 
-def worker_reliability(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per worker: the Dawid-Skene probability of giving the true label, sum_k prior_k *
-    confusion[k, k], per categorical part (nominal, or ordinal with at most MAX_CLASSES
-    values), averaged over parts weighted by the worker's labels."""
-    per_part = []
+def _elbo(posterior, priors, confusion, items, workers, labels) -> float:
+    """The evidence lower bound per rating, as crowd-kit computes it: each rating's expected
+    log joint (prior and confusion) under the item's posterior, plus the entropy of the
+    items' posteriors."""
+    with np.errstate(divide="ignore"):
+        log_joint = np.log(confusion)[workers, :, labels] + np.log(np.maximum(priors, ML_FLOOR))
+    expected = (posterior[items] * log_joint).sum()
+    clipped = np.maximum(posterior, ML_FLOOR)
+    entropy = -(np.log(clipped) * clipped).sum()
+    return float((expected + entropy) / len(items))
+
+
+def categorical_parts(frame: pd.DataFrame):
+    """The (question, part) groups of rated rows a label model fits: nominal, or ordinal with
+    at most MAX_CLASSES values, at least two values, and an item with two labels."""
     rated = frame.dropna(subset=["value"])
     for (_question, _part), group in rated.groupby(["question", "part"], sort=True):
         if group["level"].iloc[0] not in ("nominal", "ordinal"):
@@ -66,9 +96,19 @@ def worker_reliability(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         if group.groupby("item")["worker"].nunique().max() < 2:
             continue  # no item with two labels: nothing to learn a confusion from
+        yield group
+
+
+def worker_reliability(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per worker: the Dawid-Skene probability of giving the true label, sum_k prior_k *
+    confusion[k, k], per categorical part (nominal, or ordinal with at most MAX_CLASSES
+    values), averaged over parts weighted by the worker's labels (point estimates only:
+    worker_models.reliability_table adds MACE, intervals and the minimum)."""
+    per_part = []
+    for group in categorical_parts(frame):
         item_codes, _ = pd.factorize(group["item"])
         worker_codes, names = pd.factorize(group["worker"])
-        label_codes, _ = pd.factorize(values, sort=True)
+        label_codes, _ = pd.factorize(group["value"].astype(str), sort=True)
         priors, confusion, _ = dawid_skene(item_codes, worker_codes, label_codes)
         accuracy = (confusion[:, np.arange(len(priors)), np.arange(len(priors))] * priors).sum(
             axis=1)

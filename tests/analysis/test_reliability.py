@@ -15,13 +15,14 @@ LIKERT = {"display": [{"field": "prompt"}],
 
 def test_one_em_step_matches_the_hand_computation():
     # Item 0: A=0, B=0, C=1; item 1: everyone 1. Majority start: item 0 is (2/3, 1/3), item 1
-    # is (0, 1). Worker A's confusion after one M step, smoothing 0.01 per cell:
+    # is (0, 1). Worker A's confusion after the first M step (before any E step), smoothing
+    # 0.01 per cell:
     #   true 0: label 0 gets 2/3 (item 0), label 1 gets 0 (item 1) -> (0.6767, 0.01) / 0.6867
     #   true 1: label 0 gets 1/3, label 1 gets 1 -> (0.3433, 1.01) / 1.3533
     items = np.array([0, 0, 0, 1, 1, 1])
     workers = np.array([0, 1, 2, 0, 1, 2])
     labels = np.array([0, 0, 1, 1, 1, 1])
-    priors, confusion, _ = dawid_skene(items, workers, labels, iterations=1)
+    priors, confusion, _ = dawid_skene(items, workers, labels, iterations=0)
     assert priors == pytest.approx([1 / 3, 2 / 3])
     assert confusion[0] == pytest.approx(np.array([[0.67667 / 0.68667, 0.01 / 0.68667],
                                                    [0.34333 / 1.35333, 1.01 / 1.35333]]),
@@ -64,7 +65,8 @@ def test_leave_one_out_correlation_matches_pandas():
 @pytest.mark.django_db
 def test_a_reversed_scale_worker_is_flagged_and_reliabilities_are_reported(owner):
     campaign = make_campaign(owner=owner, schema=LIKERT)
-    items = [add_item(campaign, f"i{n}", system="A" if n % 2 else "B") for n in range(8)]
+    # 20 items: a reliability is shown from worker_models.MIN_LABELS labels on.
+    items = [add_item(campaign, f"i{n}", system="A" if n % 2 else "B") for n in range(20)]
     for n, item in enumerate(items):
         score = 1 + n % 5
         for worker in ("w1", "w2", "w3"):
@@ -75,7 +77,9 @@ def test_a_reversed_scale_worker_is_flagged_and_reliabilities_are_reported(owner
     assert len(flagged) == 1 and flagged[0]["negative_loo"]
     assert "correlate negatively" in flagged[0]["reasons"][-1]
     assert flagged[0]["loo_correlation"] == pytest.approx(-1.0)
-    reliabilities = {r["worker"]: r for r in result["worker_reliability"]}
-    assert {r["model"] for r in reliabilities.values()} == {"dawid_skene"}
-    assert reliabilities[flagged[0]["worker"]]["reliability"] == min(
-        r["reliability"] for r in reliabilities.values())
+    assert {r["model"] for r in result["worker_reliability"]} == {"dawid_skene", "mace"}
+    for model in ("dawid_skene", "mace"):
+        reliabilities = {r["worker"]: r for r in result["worker_reliability"]
+                         if r["model"] == model}
+        assert reliabilities[flagged[0]["worker"]]["reliability"] == min(
+            r["reliability"] for r in reliabilities.values())

@@ -128,7 +128,10 @@ def worker_plans(statistics: dict) -> list[dict]:
     marked."""
     flagged = set(statistics.get("flagged_workers", []))
     panels = []
-    reliability = statistics.get("worker_reliability") or []
+    # Dawid-Skene's figure, for the workers with enough labels to show one.
+    reliability = [r for r in statistics.get("worker_reliability") or []
+                   if r.get("model", "dawid_skene") == "dawid_skene"
+                   and r.get("reliability") is not None]
     if reliability:
         panels.append({"name": "reliability (Dawid-Skene)",
                        "workers": [r["worker"] for r in reliability],

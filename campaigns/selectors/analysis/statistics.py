@@ -9,8 +9,8 @@ from ...analysis import (
     comparisons,
     connectivity,
     preference,
-    reliability,
     scores,
+    worker_models,
 )
 from ...models import Annotation, Campaign
 from ...schema import TaskSchema, parse_schema
@@ -157,7 +157,7 @@ def campaign_statistics(
         "progress": _progress(campaign),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
-        "worker_reliability": _worker_reliability(used),
+        "worker_reliability": _worker_reliability(used, n_boot),
         "flagged_workers": sorted(flagged),
         **_judge_records(judge, campaign),
         "part_texts": _part_text_rows(schema),
@@ -244,6 +244,9 @@ def _part_text_rows(schema: TaskSchema) -> list[dict]:
     return [{"question": q, "part": p, "text": t} for (q, p), t in _part_texts(schema).items()]
 
 
-def _worker_reliability(used: pd.DataFrame) -> list[dict]:
-    return records(reliability.worker_reliability(
-        _rated_units(used.assign(worker=used["worker_name"]))))
+def _worker_reliability(used: pd.DataFrame, n_boot: int) -> list[dict]:
+    """Dawid-Skene and MACE per worker, with item-bootstrap intervals (at most
+    worker_models.RELIABILITY_BOOT refits: each is a whole EM fit)."""
+    return records(worker_models.reliability_table(
+        _rated_units(used.assign(worker=used["worker_name"])),
+        n_boot=min(n_boot, worker_models.RELIABILITY_BOOT)))
