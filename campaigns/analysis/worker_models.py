@@ -111,7 +111,8 @@ def _mace_starts(n_workers: int, k: int) -> list:
     rng = np.random.default_rng(0)
     starts = [None]
     for _ in range(MACE_STARTS - 1):
-        spamming, strategy = rng.uniform(1, 2.5, (n_workers, 2)), rng.uniform(1, 2.5, (n_workers, k))
+        spamming = rng.uniform(1, 2.5, (n_workers, 2))
+        strategy = rng.uniform(1, 2.5, (n_workers, k))
         starts.append((spamming / spamming.sum(axis=1, keepdims=True),
                        strategy / strategy.sum(axis=1, keepdims=True)))
     return starts
