@@ -12,6 +12,7 @@ from scipy import stats
 from . import N_BOOT
 from .agreement import alpha_from_counts, bootstrap_alphas, value_counts
 from .judges import human_consensus
+from .system_level import system_correlation_intervals
 
 KEYS = ["question", "part"]
 FIGURES = ["exact", "kappa", "kappa_weighted", "kappa_quadratic", "alpha", "pearson", "spearman",
@@ -21,6 +22,8 @@ COLUMNS = (["judge", "question", "part", "level", "n"]
            + ["top_share_judge", "top_share_human", "mean_judge", "mean_human",
               "mean_difference", "n_systems", "system_pearson", "system_spearman",
               "system_kendall", "system_pearson_ci_low", "system_pearson_ci_high",
+              *[f"system_{f}_boot_ci_{end}" for f in ("pearson", "spearman", "kendall")
+                for end in ("low", "high")],
               "system_means"])
 MIN_ALL_MINIMUM_PARTS = 3  # one low rating is a judgment; every criterion at zero is a failure
 MIN_IDENTICAL_ITEMS = 5
@@ -280,6 +283,9 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
                    mean_judge=float(jv.mean()), mean_human=float(hv.mean()),
                    mean_difference=float((jv - hv).mean()),
                    **_system_figures(pairs["system"].to_numpy(), hv, jv))
+        if n_boot > 0 and row.get("system_pearson") is not None:
+            row.update(system_correlation_intervals(pairs["system"].to_numpy(), hv, jv,
+                                                    n_boot=n_boot, seed=seed))
     else:
         top = pd.Series(np.concatenate([hv, jv])).mode().iloc[0]
         row.update(top_share_judge=float((jv == top).mean()),

@@ -7,6 +7,7 @@ from django.db.models import Exists, OuterRef
 from ...analysis import (
     agreement,
     alignment,
+    ceiling,
     judges,
 )
 from ...models import Campaign, JudgeOutput
@@ -47,11 +48,14 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agre
     # One ceiling row per human while there are few of them; a crowd gets one pooled row
     # (hundreds of rows with intervals would cost minutes and be read by nobody).
     few = rated_humans["worker"].nunique() <= CEILING_PER_WORKER
-    ceiling = alignment.human_ceiling(rated_humans, _levels(rated_humans), n_boot=n_boot,
-                                      per_worker=few)
+    human_levels = _levels(rated_humans)
+    ceiling_rows = alignment.human_ceiling(rated_humans, human_levels, n_boot=n_boot,
+                                           per_worker=few)
+    summary = ceiling.ceiling_summary(rated_humans, human_levels)
     if judged.empty:
         return {"judges": pd.DataFrame(columns=JUDGE_COLUMNS), "confusion": [],
-                "judged_items": [], "human_ceiling": ceiling, "judge_failed_outputs": failed_list}
+                "judged_items": [], "human_ceiling": ceiling_rows,
+                "human_ceiling_summary": summary, "judge_failed_outputs": failed_list}
     rated = rated_humans[rated_humans["item"].isin(judged["item"])]
     table = alignment.judge_alignment(rated, judged, levels, n_boot=n_boot)
     # The names this table had before the alignment report, kept beside the new ones.
@@ -61,7 +65,8 @@ def _judge_tables(humans: pd.DataFrame, llm: pd.DataFrame, *, n_boot: int = agre
         "judges": table[JUDGE_COLUMNS],
         "confusion": judges.confusion_matrices(consensus, judged),
         "judged_items": sorted(set(judged["external_id"]) & set(rated["external_id"])),
-        "human_ceiling": ceiling,
+        "human_ceiling": ceiling_rows,
+        "human_ceiling_summary": summary,
         "judge_failed_outputs": failed_list,
     }
 

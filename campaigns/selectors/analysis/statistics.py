@@ -229,6 +229,7 @@ def _judge_records(judge: dict, campaign: Campaign) -> dict:
     return {
         "judges": records(judge["judges"]),
         "human_ceiling": records(judge["human_ceiling"]),
+        "human_ceiling_summary": records(judge["human_ceiling_summary"]),
         "judge_failed_outputs": judge["judge_failed_outputs"] + run_failed_outputs(
             campaign=campaign),
         "confusion": judge["confusion"],
