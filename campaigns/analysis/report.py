@@ -47,6 +47,8 @@ def build_report(statistics: dict, design: dict, planning: list[dict]) -> dict:
                     "annotations_used": statistics["counts"]["annotations_used"]},
         "judges": statistics["judges"],
         "human_ceiling": statistics["human_ceiling"],
+        "human_ceiling_summary": statistics.get("human_ceiling_summary", []),
+        "worker_reliability": statistics.get("worker_reliability", []),
         "judge_failed_outputs": statistics["judge_failed_outputs"],
         "planning": planning,
     }
@@ -142,6 +144,7 @@ def report_markdown(report: dict) -> str:
             f"{'excluded' if q['excluded'] else 'kept'} ({q['annotations_used']} of "
             f"{q['annotations']} human annotations used).", ""]
     out += [f"- {_md(f['worker'])}: {_md('; '.join(f['reasons']))}" for f in q["flagged"]]
+    out += _reliability_markdown(report.get("worker_reliability", []))
     out += _judges_markdown(report)
     out += ["## Planning", ""]
     out += [f"Planned for {p['systems']} systems ({p['pairs']} pairs, {p['correction']} "
@@ -194,13 +197,50 @@ def _judges_markdown(report: dict) -> list[str]:
     rows = [[_md(r["judge"]), _label(r), str(r["n"]), _num(r["exact"]),
              _kappa_cell(r),
              f"{_num(r['alpha'])} {_interval(r, 'alpha_')}", _num(r.get("spearman")),
+             f"{_num(r.get('system_pearson'))} {_interval(r, 'system_pearson_boot_')}",
              _num(r.get("system_kendall"))]
             for r in [*report["judges"], *report["human_ceiling"]]]
     header = ["Judge (or human)", "Question", "Items", "Exact",
               "kappa [95% CI] (quadratic-weighted on ordered scales)",
-              "alpha [95% CI]", "Spearman", "System Kendall"]
+              "alpha [95% CI]", "Spearman",
+              "System Pearson [95% CI, items resampled within systems]", "System Kendall"]
     out += _table(header, rows) if rows else ["No judge or human ceiling figures.", ""]
-    return out
+    return out + _ceiling_markdown(report.get("human_ceiling_summary", []))
+
+
+def _reliability_markdown(rows: list[dict]) -> list[str]:
+    """Dawid-Skene and MACE per worker with their intervals; none below the minimum."""
+    if not rows:
+        return []
+    by_worker: dict = {}
+    for r in rows:
+        cell = (f"{_num(r['reliability'])} {_interval(r)}" if r["reliability"] is not None
+                else f"– ({_md(r['note'])})")
+        by_worker.setdefault(r["worker"], {"n": r["n_labels"]})[r["model"]] = cell
+    return ["", "Worker reliability (categorical parts; 95% intervals resample items; no "
+            "figure below the minimum number of labels):", "",
+            *_table(["Worker", "Labels", "Dawid-Skene", "MACE competence"], [
+                [_md(w), str(v["n"]), v.get("dawid_skene", "–"), v.get("mace", "–")]
+                for w, v in by_worker.items()])]
+
+
+def _ceiling_markdown(summary: list[dict]) -> list[str]:
+    """Per part, the human ceiling its design allows (or why there is none)."""
+    if not summary:
+        return []
+    out = ["Human ceiling per part:", ""]
+    for r in summary:
+        label = _md(r["question"] + (f".{r['part']}" if r["part"] else ""))
+        if r["method"] == "leave_one_out":
+            text = "each human against the other humans' consensus (rows above)"
+        elif r["method"] == "system_split_half":
+            text = (f"system-level Pearson at most {_num(r['ceiling_pearson'], 2)} (split-half "
+                    f"r {_num(r['split_half_r'], 2)} over {r['systems']} systems, "
+                    f"Spearman-Brown {_num(r['spearman_brown'], 2)}); {_md(r['reason'])}")
+        else:
+            text = _md(r["reason"])
+        out.append(f"- {label}: {text}")
+    return [*out, ""]
 
 
 def _kappa_cell(row: dict) -> str:

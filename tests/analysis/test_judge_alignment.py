@@ -13,6 +13,7 @@ from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa
 
 from campaigns.analysis.alignment import align, cohen_kappa, human_ceiling
+from campaigns.analysis.system_level import split_half_ceiling
 from campaigns.selectors.analysis import campaign_statistics
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
@@ -119,6 +120,17 @@ def test_gpt4_alignment_leaves_failed_outputs_out_and_matches_an_independent_com
           f"({total_all['pearson']:.2f} with them); system-level {total['system_pearson']:.2f}"
           f" ({total_all['system_pearson']:.2f})")
     assert result["human_ceiling"] == []  # one expert: no other human to hold a human to
+    # ...so the ceiling the design allows is the split-half one on system means (the expert's
+    # totals of every answer they scored), and the page says which it is.
+    summary = {r["part"]: r for r in result["human_ceiling_summary"]}
+    assert summary["total"]["method"] == "system_split_half"
+    assert summary["total"]["reason"].startswith("one human rated every item")
+    expert = human.assign(total=human[[f"{c}" for c in CRITERIA]].sum(axis=1))
+    split = split_half_ceiling(expert["filename"].to_numpy(), expert["total"].to_numpy())
+    assert summary["total"]["ceiling_pearson"] == pytest.approx(split["ceiling_pearson"])
+    assert total["system_pearson"] < summary["total"]["ceiling_pearson"]
+    assert total["system_pearson_boot_ci_low"] < total["system_pearson"] \
+        < total["system_pearson_boot_ci_high"]
 
 
 STORY_SCHEMA = {
