@@ -70,7 +70,7 @@ def test_the_bundle_holds_figures_tables_methods_references_and_datasheet(
     keys = {e.key for e in library.entries}
     cited = {k for group in re.findall(r"\\cite\{([^}]*)\}", files["methods.tex"].decode())
              for k in group.split(",")}
-    assert cited == keys and {"krippendorff2004", "bradley1952", "dawid1979"} <= keys
+    assert cited == keys and {"krippendorff2004", "bradley1952", "dawid1979", "hovy2013"} <= keys
     assert all(e.fields_dict.get("year") for e in library.entries)
 
     sheet = files["datasheet.md"].decode()

@@ -13,7 +13,8 @@ AUTHORS = {"krippendorff2004": "Krippendorff, 2004", "efron1993": "Efron and Tib
            "bradley1952": "Bradley and Terry, 1952", "davidson1970": "Davidson, 1970",
            "louviere2015": "Louviere et al., 2015", "lommel2014": "Lommel et al., 2014",
            "freitag2021": "Freitag et al., 2021", "kocmi2024esa": "Kocmi et al., 2024",
-           "dawid1979": "Dawid and Skene, 1979", "howcroft2020": "Howcroft et al., 2020",
+           "dawid1979": "Dawid and Skene, 1979", "hovy2013": "Hovy et al., 2013",
+           "howcroft2020": "Howcroft et al., 2020",
            "vanderlee2021": "van der Lee et al., 2021",
            "shimorina2022": "Shimorina and Belz, 2022"}
 CORRECTIONS = {"holm": ("Holm's step-down procedure", "holm1979"),
@@ -73,8 +74,9 @@ def _statistics(report: dict) -> list[tuple[str, list[str]]]:
         out.append((f"Error spans of {e['question']} ({e['answers']} answers) are scored with "
                     "MQM severity weights per answer, averaged per item then per system", keys))
     if report.get("bundle_facts", {}).get("worker_reliability"):
-        out.append(("Worker reliability is estimated with the Dawid-Skene model",
-                    ["dawid1979"]))
+        out.append(("Worker reliability is estimated with the Dawid-Skene model and MACE, with "
+                    "intervals from resampling items, for workers with at least 20 labels",
+                    ["dawid1979", "hovy2013"]))
     out.append(("The study is reported following the recommendations of", [
         "howcroft2020", "vanderlee2021"]))
     return out

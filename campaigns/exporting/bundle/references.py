@@ -93,6 +93,13 @@ REFERENCES = {
   pages = {20--28},
   year = {1979}
 }""",
+    "hovy2013": """@inproceedings{hovy2013,
+  author = {Hovy, Dirk and Berg-Kirkpatrick, Taylor and Vaswani, Ashish and Hovy, Eduard},
+  title = {Learning Whom to Trust with {MACE}},
+  booktitle = {Proceedings of the 2013 Conference of the North American Chapter of the Association for Computational Linguistics: Human Language Technologies},
+  pages = {1120--1130},
+  year = {2013}
+}""",
     "howcroft2020": """@inproceedings{howcroft2020,
   author = {Howcroft, David M. and Belz, Anya and Clinciu, Miruna-Adriana and Gkatzia, Dimitra and Hasan, Sadid A. and Mahamood, Saad and Mille, Simon and van Miltenburg, Emiel and Santhanam, Sashank and Rieser, Verena},
   title = {Twenty Years of Confusion in Human Evaluation: {NLG} Needs Evaluation Sheets and Standardised Definitions},
