@@ -83,9 +83,14 @@ ALIGNMENT_FIGURES = ("exact", "kappa", "kappa_weighted", "kappa_quadratic", "alp
 def _alignment(rows: list[dict]) -> list[dict]:
     """Alignment rows with their figures as (value, low, high) in column order, for the
     template."""
-    return [{**r, "figures": [{"value": r.get(f), "low": r.get(f"{f}_ci_low"),
-                               "high": r.get(f"{f}_ci_high")} for f in ALIGNMENT_FIGURES]}
-            for r in rows]
+    out = [{**r, "figures": [{"value": r.get(f), "low": r.get(f"{f}_ci_low"),
+                              "high": r.get(f"{f}_ci_high")} for f in ALIGNMENT_FIGURES]}
+           for r in rows]
+    for r in out:  # a zero-width interval is marked; the table then explains the mark
+        for f in r["figures"]:
+            f["degenerate"] = f["low"] is not None and f["low"] == f["high"]
+        r["degenerate"] = any(f["degenerate"] for f in r["figures"])
+    return out
 
 
 def _confusion(statistics: dict) -> list[dict]:

@@ -33,3 +33,20 @@ def test_the_statistics_page_shows_the_models_the_minimum_and_the_ceiling(admin_
     assert "The ceiling each part&#x27;s design allows" in page \
         or "The ceiling each part's design allows" in page
     assert "each human against the others (table below)" in page
+
+
+def test_a_zero_width_alignment_interval_is_marked_and_explained_on_the_page():
+    from django.template.loader import render_to_string
+
+    from campaigns.admin.statistics import _alignment
+
+    flat = {"judge": "j", "question": "q", "part": "", "n": 12, "exact": 1.0,
+            "exact_ci_low": 1.0, "exact_ci_high": 1.0, "alpha": 0.4, "alpha_ci_low": 0.1,
+            "alpha_ci_high": 0.6}
+    varied = {**flat, "judge": "k", "exact": 0.5, "exact_ci_low": 0.3, "exact_ci_high": 0.7}
+    rows = _alignment([flat, varied])
+    assert rows[0]["degenerate"] and not rows[1]["degenerate"]
+    html = render_to_string("admin/campaigns/_alignment_table.html",
+                            {"rows": rows, "who": "Judge"})
+    assert html.count("1.00 to 1.00 †") == 1 and "0.30 to 0.70 †" not in html
+    assert html.count("no evidence of certainty") == 1
