@@ -122,7 +122,10 @@ def report_markdown(report: dict) -> str:
     out += _table(["Question", "System", "Items", "Mean", "95% CI", "CI method", "Rank",
                    "Cluster"], [
         [_label(r), _md(r["system"]), str(r["n_items"]), _num(r["mean"]), _interval(r),
-         _md(r["ci_method"]), _md(r["rank"]), _md(r["cluster"])] for r in report["systems"]])
+         _md(r["ci_method"]), _md(r["rank"]), _md(r["cluster"])] for r in report["systems"]]
+    ) if report["systems"] else ["No numeric question rates systems one by one: the "
+                                 "systems' results are in the pairwise, best-worst and error "
+                                 "span sections below.", ""]
     out += _ci_methods_note(report["systems"])
     c = report["comparisons"]
     out += ["## Comparisons", "",
@@ -171,7 +174,9 @@ def _design_markdown(report: dict) -> list[str]:
     platforms = ", ".join(f"{n} via {_md(p)}" for p, n in d["raters_by_platform"].items())
     out = [f"# Evaluation report: {_md(report['campaign'])}", "", "## Design", "",
            f"- Items: {d['items']} regular items from {d['systems']} system(s) "
-           f"({d['items_per_system_min']}-{d['items_per_system_max']} per system); "
+           f"({d['items_per_system_min']}-{d['items_per_system_max']} per system"
+           + (f"; an item carries up to {d['outputs_per_item_max']} systems' outputs"
+              if d.get("outputs_per_item_max") else "") + "); "
            f"{d['control_items']} attention or gold items besides.",
            f"- Raters: {d['raters']} human rater(s) ({platforms or 'none'}); ratings per "
            f"item: median {_num(d['raters_per_item_median'], 1)} (range "

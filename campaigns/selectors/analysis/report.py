@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from django.db.models import Count
+from django.db import connection
 
 from ...analysis import (
     comparisons,
@@ -83,15 +83,41 @@ def _corrected(components, row: dict, *, systems: int, correction: str, paired: 
             "more_ratings_per_item": None if ratings is None else max(0, math.ceil(ratings - r))}
 
 
+# Each regular item's systems: those of its outputs when it carries several (pairwise,
+# best-worst, per-output questions), else its own `system`. Then items per system, and the
+# most systems one item carries.
+ITEM_SYSTEMS = """
+    WITH s AS (
+        SELECT i.id, COALESCE(o.value ->> 'system', i.system) AS system
+        FROM campaigns_item i LEFT JOIN LATERAL jsonb_array_elements(
+            CASE WHEN jsonb_typeof(i.data -> 'outputs') = 'array' THEN i.data -> 'outputs'
+                 ELSE '[]'::jsonb END) o ON true
+        WHERE i.campaign_id = %s AND i.control = '')
+    SELECT 'system', count(DISTINCT id) FROM s GROUP BY system
+    UNION ALL
+    SELECT 'item', max(n) FROM (SELECT count(*) AS n FROM s GROUP BY id) m"""
+
+
+def _system_counts(campaign: Campaign) -> tuple[list[int], int]:
+    """(regular items per system, an item counting once for each system whose output it
+    carries; the most systems' outputs one item carries, 0 when none carries two)."""
+    with connection.cursor() as cursor:
+        cursor.execute(ITEM_SYSTEMS, [campaign.pk])
+        rows = cursor.fetchall()
+    per_system = [n for kind, n in rows if kind == "system"]
+    most = max((n or 0 for kind, n in rows if kind == "item"), default=0)
+    return per_system, most if most > 1 else 0
+
+
 def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
     humans, llm = split_frame(frame)
     regular = Item.objects.filter(campaign=campaign, control="")
-    per_system = list(regular.values("system").annotate(n=Count("id")).values_list("n",
-                                                                                    flat=True))
+    per_system, outputs_per_item = _system_counts(campaign)
     done = np.array(list(regular.values_list("annotations_done", flat=True)), dtype=float)
     raters = humans.drop_duplicates("worker")["platform"].value_counts().sort_index()
     return {
         "items": int(regular.count()), "systems": len(per_system),
+        "outputs_per_item_max": outputs_per_item,
         "items_per_system_min": min(per_system, default=0),
         "items_per_system_max": max(per_system, default=0),
         "control_items": Item.objects.filter(campaign=campaign).exclude(control="").count(),
