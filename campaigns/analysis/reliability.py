@@ -20,7 +20,8 @@ LOO_COLUMNS = ["worker", "loo_correlation", "loo_n", "negative_loo"]
 
 def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
                 iterations: int = DS_ITERATIONS, tolerance: float = DS_TOLERANCE,
-                smoothing: float = SMOOTHING, stop: str = "posterior"):
+                smoothing: float = SMOOTHING, stop: str = "posterior",
+                groups: np.ndarray | None = None, n_classes: int | None = None):
     """Dawid & Skene (1979) EM over (item, worker, label) codes (0-based integers).
 
     Returns (class priors[K], confusion[W, K, K] with rows the true class and columns the
@@ -30,8 +31,17 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
     less than it ("elbo", crowd-kit's rule). `smoothing` is added to every confusion count
     (a symmetric Dirichlet prior: the estimate is its posterior mode); 0 is plain maximum
     likelihood, with cells floored at 1e-10 as crowd-kit does.
+
+    `groups` (one integer per item) fits independent data sets at once (bootstrap
+    resamples, their items and workers coded apart): each group has its own class priors
+    (priors then [G, K]), and the fit runs until every group's posteriors have settled.
+    `n_classes` when some classes have no label in these ratings.
     """
-    n_items, n_workers, k = items.max() + 1, workers.max() + 1, labels.max() + 1
+    n_items, n_workers = items.max() + 1, workers.max() + 1
+    k = n_classes or labels.max() + 1
+    single = groups is None
+    groups = np.zeros(n_items, dtype=int) if single else groups
+    group_sizes = np.bincount(groups)
     posterior = np.zeros((n_items, k))
     np.add.at(posterior, (items, labels), 1.0)
     posterior /= posterior.sum(axis=1, keepdims=True)
@@ -50,14 +60,16 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
         # spread over the labels they used).
         counts = counts + smoothing if smoothing > 0 else np.where(
             used[:, None, :], np.maximum(counts, ML_FLOOR), 0.0)
-        return posterior.mean(axis=0), counts / counts.sum(axis=2, keepdims=True)
+        priors = np.stack([np.bincount(groups, posterior[:, c], len(group_sizes))
+                           for c in range(k)], axis=1) / group_sizes[:, None]
+        return priors, counts / counts.sum(axis=2, keepdims=True)
 
     priors, confusion = m_step(posterior)
     bound = -np.inf
     for _ in range(iterations):
         with np.errstate(divide="ignore"):  # a label never given: log 0 = -inf, as it should
             log_likelihood = np.log(confusion)[workers, :, labels]
-        log_joint = np.log(np.maximum(priors, ML_FLOOR)) + np.bincount(
+        log_joint = np.log(np.maximum(priors[groups], ML_FLOOR)) + np.bincount(
             item_cells, weights=log_likelihood.ravel(), minlength=n_items * k).reshape(n_items, k)
         updated = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
         updated /= updated.sum(axis=1, keepdims=True)
@@ -65,11 +77,11 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
         posterior = updated
         priors, confusion = m_step(posterior)
         if stop == "elbo":
-            new_bound = _elbo(posterior, priors, confusion, items, workers, labels)
+            new_bound = _elbo(posterior, priors[0], confusion, items, workers, labels)
             change, bound = new_bound - bound, new_bound
         if change < tolerance:
             break
-    return priors, confusion, posterior
+    return (priors[0] if single else priors), confusion, posterior
 
 
 def _elbo(posterior, priors, confusion, items, workers, labels) -> float:

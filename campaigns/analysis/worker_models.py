@@ -19,14 +19,15 @@ from .reliability import categorical_parts, dawid_skene
 MIN_LABELS = 20
 RELIABILITY_BOOT = 100  # refits per model: 95% ends from 100 draws are rough (about +-0.02)
 BOOT_RATINGS_BUDGET = 300_000  # ratings refitted per model (a few seconds); fewer draws above it
-# Resamples stop when posteriors move less than 1e-4: reliabilities then sit within about
-# 1e-3 of their limit, far inside the interval's width, at a fraction of the iterations.
+# Resamples (all fitted at once) stop when no posterior moves by 1e-4: reliabilities then
+# sit within about 1e-3 of their limit, far inside the interval's width.
 DRAW_TOLERANCE = 1e-4
 MIN_BOOT = 20  # below this many draws no interval is given (said in `note`)
 MACE_ITERATIONS = 200
 MACE_TOLERANCE = 1e-6
 MACE_ALPHA = MACE_BETA = 0.5  # Beta prior on competence (Hovy et al. 2013; crowd-kit's)
 MACE_STARTS = 5
+MACE_STARTS_UP_TO = 50_000  # ratings in a part; above, the symmetric start alone (time)
 MACE_STRATEGY_PRIOR = 10.0  # symmetric Dirichlet on the spamming strategy (crowd-kit's)
 MODELS = ("dawid_skene", "mace")
 COLUMNS = ["worker", "model", "reliability", "ci_low", "ci_high", "n_labels", "n_parts",
@@ -84,33 +85,33 @@ def _variational(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
     return np.exp(digamma(total) - digamma(total.sum(axis=1, keepdims=True)))
 
 
-def _fit(model: str, items, workers, labels, n_classes: int, start=None,
-         tolerance: float = MACE_TOLERANCE):
-    """Each worker's reliability under `model` and the parameters MACE can be restarted from:
-    Dawid-Skene's probability of giving the true label, sum_k prior_k confusion_kk; MACE's
-    competence, the probability of knowing it. MACE from `start`, else the best (highest
-    marginal likelihood) of the symmetric start and MACE_STARTS - 1 random ones."""
+def _fit(model: str, items, workers, labels, n_classes: int):
+    """Each worker's reliability under `model` and the parameters MACE's resamples restart
+    from: Dawid-Skene's probability of giving the true label, sum_k prior_k confusion_kk;
+    MACE's competence, the probability of knowing it, from the best (highest marginal
+    likelihood) of the symmetric start and MACE_STARTS - 1 random ones (one start above
+    MACE_STARTS_UP_TO ratings)."""
     if model == "dawid_skene":
-        priors, confusion, _ = dawid_skene(items, workers, labels, tolerance=tolerance)
+        priors, confusion, _ = dawid_skene(items, workers, labels)
         diagonal = np.arange(len(priors))
         return (confusion[:, diagonal, diagonal] * priors).sum(axis=1), None
-    starts = [start] if start is not None else _mace_starts(workers.max() + 1, n_classes)
     best = None
-    for init in starts:
+    for init in _mace_starts(workers.max() + 1, n_classes,
+                             MACE_STARTS if len(items) <= MACE_STARTS_UP_TO else 1):
         spamming, strategy, competence, _ = mace(items, workers, labels, init=init,
-                                                 n_classes=n_classes, tolerance=tolerance)
+                                                 n_classes=n_classes)
         fit = (mace_log_likelihood(items, workers, labels, spamming, strategy), competence,
                (spamming, strategy))
         best = fit if best is None or fit[0] > best[0] else best
     return best[1], best[2]
 
 
-def _mace_starts(n_workers: int, k: int) -> list:
+def _mace_starts(n_workers: int, k: int, n_starts: int) -> list:
     """The symmetric start (None) and MACE_STARTS - 1 seeded random ones drawn as crowd-kit
     draws its start (uniform on [1, 2.5], rows normalised): MACE has several optima."""
     rng = np.random.default_rng(0)
     starts = [None]
-    for _ in range(MACE_STARTS - 1):
+    for _ in range(n_starts - 1):
         spamming = rng.uniform(1, 2.5, (n_workers, 2))
         strategy = rng.uniform(1, 2.5, (n_workers, k))
         starts.append((spamming / spamming.sum(axis=1, keepdims=True),
@@ -157,16 +158,46 @@ def _part_fits(model: str, group: pd.DataFrame, names: pd.Index, n_boot: int,
     local = np.searchsorted(present, worker_codes)
     point[present], params = _fit(model, item_codes, local, label_codes, k)
     boot = np.full((n_boot, len(names)), np.nan)
-    draws = _draws(item_codes, item_codes.max() + 1, n_boot, seed)
-    for b, (rows, new_items) in enumerate(draws):
-        if np.unique(label_codes[rows]).size < 2:
-            continue  # a resample with one label value: nothing to tell workers apart by
-        seen, codes = np.unique(local[rows], return_inverse=True)
-        # Resamples restart MACE from the point estimate: the interval is around that optimum.
-        start = None if params is None else (params[0][seen], params[1][seen])
-        boot[b, present[seen]] = _fit(model, new_items, codes, label_codes[rows], k, start,
-                                      DRAW_TOLERANCE)[0]
+    stacked = _stacked_draws(item_codes, local, label_codes, n_boot, seed)
+    if stacked is not None:
+        items, workers, labels, groups, draw, worker = stacked
+        boot[draw, present[worker]] = _fit_resamples(model, items, workers, labels, groups, k,
+                                                     None if params is None else
+                                                     (params[0][worker], params[1][worker]))
     return point, boot
+
+
+def _stacked_draws(items, workers, labels, n_boot: int, seed: int):
+    """Every resample as one data set with its items and workers coded apart (a worker of
+    draw b is a worker of its own), to be fitted at once: (items, workers, labels, the group
+    of each stacked item, and per stacked worker its draw and its original code); None when
+    no resample has two label values (nothing to tell workers apart by)."""
+    parts, item_base, worker_base = [], 0, 0
+    for b, (rows, new_items) in enumerate(_draws(items, items.max() + 1, n_boot, seed)):
+        if np.unique(labels[rows]).size < 2:
+            continue
+        seen, codes = np.unique(workers[rows], return_inverse=True)
+        n_new = new_items.max() + 1
+        parts.append((new_items + item_base, codes + worker_base, labels[rows],
+                      np.full(n_new, len(parts)), np.full(len(seen), b), seen))
+        item_base, worker_base = item_base + n_new, worker_base + len(seen)
+    if not parts:
+        return None
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+
+def _fit_resamples(model: str, items, workers, labels, groups, k: int, start) -> np.ndarray:
+    """Each stacked worker's reliability, all resamples in one fit (each its own class priors
+    for Dawid-Skene; MACE restarted from the point estimate, so that the interval is around
+    that optimum), until the posteriors move less than DRAW_TOLERANCE."""
+    if model == "dawid_skene":
+        priors, confusion, _ = dawid_skene(items, workers, labels, tolerance=DRAW_TOLERANCE,
+                                           groups=groups, n_classes=k)
+        diagonal = np.arange(k)
+        worker_group = np.zeros(workers.max() + 1, dtype=int)
+        worker_group[workers] = groups[items]
+        return (confusion[:, diagonal, diagonal] * priors[worker_group]).sum(axis=1)
+    return mace(items, workers, labels, init=start, n_classes=k, tolerance=DRAW_TOLERANCE)[2]
 
 
 def reliability_table(frame: pd.DataFrame, *, n_boot: int = RELIABILITY_BOOT, seed: int = 0,

@@ -144,11 +144,13 @@ def test_reliabilities_need_twenty_labels_and_carry_an_item_bootstrap_interval()
     # The interval, recomputed: the same 25 item draws, each resample refitted from scratch.
     rng = np.random.default_rng(0)
     items = np.array(sorted(data["task"].unique()))
+    rows_of = {item: np.flatnonzero(data["task"].to_numpy() == item) for item in items}
     draws = []
     for _ in range(25):
         drawn = items[rng.integers(0, len(items), len(items))]
-        resample = pd.concat([data[data["task"] == item].assign(task=n)
-                              for n, item in enumerate(drawn)])
+        rows = [rows_of[item] for item in drawn]
+        resample = data.iloc[np.concatenate(rows)].assign(
+            task=np.repeat(np.arange(len(drawn)), [len(r) for r in rows]))
         draws.append(worker_reliability(_frame(resample)).set_index("worker")["reliability"])
     boot = pd.DataFrame(draws)
     for worker in shown:

@@ -82,8 +82,9 @@ def _agreement(key: str, title: str, rows: list[dict]) -> dict:
 
 def judge_plans(statistics: dict) -> list[dict]:
     """Per judge and numeric question part: system means of the judge against the humans'
-    with the Pearson correlation (and its Fisher-z interval); per judge and part the confusion
-    matrix of the judge's values against the human consensus."""
+    with the Pearson correlation and its interval (items resampled within systems, else
+    Fisher's z); per judge and part the confusion matrix of the judge's values against the
+    human consensus."""
     plans = []
     for r in statistics.get("judges", []):
         means = r.get("system_means") or []
@@ -91,7 +92,9 @@ def judge_plans(statistics: dict) -> list[dict]:
             continue
         label = _label(r["question"], r["part"])
         pearson = r.get("system_pearson")
-        low, high = r.get("system_pearson_ci_low"), r.get("system_pearson_ci_high")
+        low, high = r.get("system_pearson_boot_ci_low"), r.get("system_pearson_boot_ci_high")
+        if low is None:
+            low, high = r.get("system_pearson_ci_low"), r.get("system_pearson_ci_high")
         note = ("r not defined" if pearson is None else f"r = {pearson:.2f}"
                 + ("" if low is None else f" [{low:.2f}, {high:.2f}]"))
         plans.append({
