@@ -216,7 +216,9 @@ def reliability_table(frame: pd.DataFrame, *, n_boot: int = RELIABILITY_BOOT, se
     n_boot = n_boot if n_boot >= MIN_BOOT else 0
     rows = []
     for model in MODELS:
-        fits = [_part_fits(model, g, names, n_boot, seed + i) for i, g in enumerate(parts)]
+        # One seed for every part: parts over the same items (the questions of one page)
+        # draw the same items in each resample, so a worker's parts are resampled together.
+        fits = [_part_fits(model, g, names, n_boot, seed) for g in parts]
         point = _weighted([f[0] for f in fits], counts)
         boot = _weighted([f[1] for f in fits], counts) if n_boot else None
         for w, worker in enumerate(names):
