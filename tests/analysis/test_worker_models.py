@@ -160,3 +160,18 @@ def test_reliabilities_need_twenty_labels_and_carry_an_item_bootstrap_interval()
     mace_rows = table[table["model"] == "mace"].set_index("worker")
     assert mace_rows.loc[shown, "reliability"].notna().all()
     assert (mace_rows.loc[shown, "ci_low"] <= mace_rows.loc[shown, "reliability"]).all()
+
+
+def test_parts_over_the_same_items_are_resampled_together():
+    # The same ratings as two parts: resampled together, every draw's average is the one
+    # part's figure, so the interval is the one part's (drawn apart, it would be narrower).
+    data = _interestingness()
+    one = reliability_table(_frame(data), n_boot=25, seed=3)
+    two = reliability_table(pd.concat([_frame(data), _frame(data).assign(part="again")]),
+                            n_boot=25, seed=3)
+    shown = one["reliability"].notna()
+    assert two.loc[shown, "ci_low"].to_numpy(dtype=float) == pytest.approx(
+        one.loc[shown, "ci_low"].to_numpy(dtype=float))
+    assert two.loc[shown, "ci_high"].to_numpy(dtype=float) == pytest.approx(
+        one.loc[shown, "ci_high"].to_numpy(dtype=float))
+    assert (two.loc[shown, "n_parts"] == 2).all()
