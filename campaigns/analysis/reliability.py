@@ -67,12 +67,7 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
     priors, confusion = m_step(posterior)
     bound = -np.inf
     for _ in range(iterations):
-        with np.errstate(divide="ignore"):  # a label never given: log 0 = -inf, as it should
-            log_likelihood = np.log(confusion)[workers, :, labels]
-        log_joint = np.log(np.maximum(priors[groups], ML_FLOOR)) + np.bincount(
-            item_cells, weights=log_likelihood.ravel(), minlength=n_items * k).reshape(n_items, k)
-        updated = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
-        updated /= updated.sum(axis=1, keepdims=True)
+        updated = _e_step(priors[groups], confusion, item_cells, workers, labels)
         change = np.abs(updated - posterior).max()
         posterior = updated
         priors, confusion = m_step(posterior)
@@ -82,6 +77,17 @@ def dawid_skene(items: np.ndarray, workers: np.ndarray, labels: np.ndarray, *,
         if change < tolerance:
             break
     return (priors[0] if single else priors), confusion, posterior
+
+
+def _e_step(item_priors, confusion, item_cells, workers, labels) -> np.ndarray:
+    """Each item's posterior over classes: its prior times its ratings' likelihoods."""
+    n_items, k = item_priors.shape
+    with np.errstate(divide="ignore"):  # a label never given: log 0 = -inf, as it should
+        log_likelihood = np.log(confusion)[workers, :, labels]
+    log_joint = np.log(np.maximum(item_priors, ML_FLOOR)) + np.bincount(
+        item_cells, weights=log_likelihood.ravel(), minlength=n_items * k).reshape(n_items, k)
+    updated = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
+    return updated / updated.sum(axis=1, keepdims=True)
 
 
 def _elbo(posterior, priors, confusion, items, workers, labels) -> float:
