@@ -105,10 +105,13 @@ def split_half_ceiling(systems: np.ndarray, values: np.ndarray, *, splits: int =
     groups = [values[codes == s] for s in np.flatnonzero(keep)]
     halves = np.empty((splits, 2, len(groups)))
     for g, group in enumerate(groups):
-        order = rng.permuted(np.tile(np.arange(len(group)), (splits, 1)), axis=1)
         cut = (len(group) + 1) // 2
-        halves[:, 0, g] = group[order[:, :cut]].mean(axis=1)
-        halves[:, 1, g] = group[order[:, cut:]].mean(axis=1)
+        step = max(1, MAX_RESAMPLED_VALUES // len(group))  # splits held at once
+        for start in range(0, splits, step):
+            size = min(step, splits - start)
+            order = rng.permuted(np.tile(np.arange(len(group)), (size, 1)), axis=1)
+            halves[start:start + size, 0, g] = group[order[:, :cut]].mean(axis=1)
+            halves[start:start + size, 1, g] = group[order[:, cut:]].mean(axis=1)
     r = _pearson_rows(halves[:, 0], halves[:, 1])
     if not np.isfinite(r).any():
         return None

@@ -175,3 +175,15 @@ def test_parts_over_the_same_items_are_resampled_together():
     assert two.loc[shown, "ci_high"].to_numpy(dtype=float) == pytest.approx(
         one.loc[shown, "ci_high"].to_numpy(dtype=float))
     assert (two.loc[shown, "n_parts"] == 2).all()
+
+
+def test_a_part_too_big_for_mace_says_so_and_keeps_dawid_skene(monkeypatch):
+    import campaigns.analysis.worker_models as models
+
+    monkeypatch.setattr(models, "MACE_MAX_RATINGS", 100)  # the 300 ratings are "too many"
+    table = reliability_table(_frame(_interestingness()), n_boot=0)
+    mace_rows = table[table["model"] == "mace"]
+    shown = table[(table["model"] == "dawid_skene") & table["reliability"].notna()]
+    assert len(shown) == 6 and mace_rows["reliability"].isna().all()
+    enough = mace_rows["n_labels"] >= MIN_LABELS
+    assert (mace_rows.loc[enough, "note"] == "not fitted: parts of more than 100 ratings").all()
