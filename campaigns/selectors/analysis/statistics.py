@@ -16,6 +16,7 @@ from ...models import Annotation, Campaign
 from ...schema import TaskSchema, parse_schema
 from .answers import best_worst_statistics, preference_statistics, span_statistics
 from .budget import check_memory_budget, resamples_within_budget
+from .disagreement import disagreement_tables
 from .flags import _flagged_names, _quality, _rated_units
 from .frames import (
     LLM,
@@ -75,6 +76,7 @@ def _human_tables(
         "rater_connectivity": connectivity.connectivity_table(design, ["question", "part"]),
         "design_warnings": pd.DataFrame([w.as_dict() for w in warnings],
                                         columns=["code", "message", "question", "part"]),
+        **disagreement_tables(rated),
     }
 
 
