@@ -113,7 +113,7 @@ def campaign_statistics(
     *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT,
     correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
     subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
-    include_failed_judge_outputs: bool = False, ties: str | None = None,
+    include_failed_judge_outputs: bool = False, ties: str | None = None, style: bool = False,
 ) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
@@ -126,6 +126,8 @@ def campaign_statistics(
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
+    `style` adds each pairwise question's strengths adjusted for the outputs' length and
+    Markdown (`bradley_terry_style`, `style_effects`: analysis/preference_style.py).
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
@@ -152,7 +154,7 @@ def campaign_statistics(
         "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
                     "subset_by": list(subset_by), "levels": levels or {},
                     "include_failed_judge_outputs": include_failed_judge_outputs,
-                    "ties": ties},
+                    "ties": ties, "style": style},
         "counts": _counts(humans, used, llm, flagged),
         "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
@@ -165,7 +167,8 @@ def campaign_statistics(
         "part_texts": _part_text_rows(schema),
         "changes": changes,
         **_whole_answer_statistics(campaign, schema, set(used["annotation"]), n_boot=n_boot,
-                                   ties=ties, system_scores=tables["system_scores"], **tests),
+                                   ties=ties, system_scores=tables["system_scores"],
+                                   style=style, **tests),
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
@@ -194,13 +197,13 @@ def _counts(humans: pd.DataFrame, used: pd.DataFrame, llm: pd.DataFrame, flagged
 
 def _whole_answer_statistics(campaign: Campaign, schema: TaskSchema, annotations: set, *,
                              n_boot: int, ties: str | None, system_scores,
-                             correction: str = "holm",
+                             correction: str = "holm", style: bool = False,
                              alpha: float = comparisons.ALPHA) -> dict:
     """The statistics read from whole stored answers (pairwise, best-worst, error spans)."""
     return {
         "pairwise_preference": preference_statistics(
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot, ties=ties,
-            correction=correction, alpha=alpha),
+            correction=correction, alpha=alpha, style=style),
         "best_worst": best_worst_statistics(
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot,
             correction=correction, alpha=alpha),
