@@ -62,3 +62,18 @@ def test_the_soft_label_table_gives_every_story_its_label_shares(owner):
         assert rows["normalised_entropy"].iloc[0] == pytest.approx(
             stats.entropy(list(Counter(votes).values()), base=2)
             / math.log2(table["label"].nunique()))
+
+
+def test_the_report_states_the_disagreement_and_names_the_most_disputed_story(owner):
+    from campaigns.selectors.analysis import evaluation_report
+
+    campaign, expected = _campaign(owner)
+    statistics = campaign_statistics(campaign=campaign, n_boot=0)
+    markdown = evaluation_report(campaign=campaign, statistics=statistics)["markdown"]
+    section = markdown.split("## Disagreement between raters", 1)[1].split("\n## ", 1)[0]
+    row = next(r for r in statistics["disagreement"] if r["question"] == "coherence")
+    assert f"| {row['mean_entropy']:.3f} |" in section
+    assert f"| {row['share_split']:.0%} | {row['share_no_majority']:.0%} |" in section
+    top = statistics["disputed_items"][0]
+    counts = ", ".join(f"{k}: {v}" for k, v in top["label_counts"].items())
+    assert f"| {top['item_id']} |" in section.replace("\\-", "-") and counts in section

@@ -60,3 +60,18 @@ def test_style_adjusted_strengths_come_from_the_replies_shown(owner):
     assert all(r["ci_low"] is not None for r in entry["bradley_terry_style"])
     plain = campaign_statistics(campaign=campaign, n_boot=0)["pairwise_preference"][0]
     assert "bradley_terry_style" not in plain  # an option: off by default
+
+
+def test_the_report_gives_the_style_adjusted_table_only_when_asked():
+    from campaigns.analysis.report_disagreement import style_markdown
+
+    entry = {"bradley_terry_style": [
+        {"system": "m_1", "strength": 0.2, "elo": 1034.7, "ci_low": 0.1, "ci_high": 0.3,
+         "elo_low": 1017.4, "elo_high": 1052.1, "rank": 1, "rank_low": 1, "rank_high": 2,
+         "unadjusted_strength": 0.4}],
+        "style_effects": [{"term": "length", "coefficient": -0.38, "ci_low": -0.61,
+                           "ci_high": -0.17}], "style_dropped": ["bold"]}
+    text = "\n".join(style_markdown(entry))
+    assert "length -0.380 [-0.610, -0.170]" in text and "too few judgments differ: bold" in text
+    assert "| 1 | 1-2 | m\\_1 | 0.200 [0.100, 0.300] | 1035 [1017, 1052] | 0.400 |" in text
+    assert style_markdown({"bradley_terry": []}) == []
