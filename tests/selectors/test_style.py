@@ -28,7 +28,10 @@ def _conversation(transcript: str) -> list[dict]:
     return turns
 
 
-def test_style_adjusted_strengths_come_from_the_replies_shown(owner):
+def hh_campaign(owner):
+    """A pairwise campaign of ROWS HH conversations given to two of three systems at random
+    and shown in a random order, the crowdworker's choice as the answer; with the preference
+    frame and the style counts of the replies shown first and second, computed here."""
     require(HH.parent)
     campaign = make_campaign(owner=owner, schema=SCHEMA)
     rng = np.random.default_rng(1)
@@ -46,12 +49,17 @@ def test_style_adjusted_strengths_come_from_the_replies_shown(owner):
         rows.append((item.id, "crowd", order[0], order[1], 1.0 if order[0] == a else 0.0))
         first_counts.append(style_counts(replies[order[0]]))
         second_counts.append(style_counts(replies[order[1]]))
+    frame = pd.DataFrame(rows, columns=["item", "worker", "first", "second", "score"])
+    return campaign, frame, np.array(first_counts), np.array(second_counts)
+
+
+def test_style_adjusted_strengths_come_from_the_replies_shown(owner):
+    campaign, frame, first_counts, second_counts = hh_campaign(owner)
     out = campaign_statistics(campaign=campaign, n_boot=50, style=True)
     entry = out["pairwise_preference"][0]
     assert out["options"]["style"] is True
 
-    frame = pd.DataFrame(rows, columns=["item", "worker", "first", "second", "score"])
-    expected = bradley_terry_style(frame, np.array(first_counts), np.array(second_counts),
+    expected = bradley_terry_style(frame, first_counts, second_counts,
                                    n_boot=0)["table"].set_index("system")["strength"]
     got = {r["system"]: r["strength"] for r in entry["bradley_terry_style"]}
     assert got == pytest.approx(expected.to_dict(), abs=1e-9)
