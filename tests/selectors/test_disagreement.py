@@ -77,3 +77,29 @@ def test_the_report_states_the_disagreement_and_names_the_most_disputed_story(ow
     top = statistics["disputed_items"][0]
     counts = ", ".join(f"{k}: {v}" for k, v in top["label_counts"].items())
     assert f"| {top['item_id']} |" in section.replace("\\-", "-") and counts in section
+
+
+def test_the_soft_labels_export_writes_the_same_table_as_csv(owner, settings, tmp_path):
+    import csv
+    import io
+
+    from django.core.files.storage import storages
+
+    from campaigns.services.exports import export_job_create, export_job_run
+
+    settings.STORAGES = {**settings.STORAGES, "exports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(tmp_path)}}}
+    campaign, expected = _campaign(owner)
+    job = export_job_create(campaign=campaign, requested_by=owner, fmt="soft-labels",
+                            enqueue=False)
+    export_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.status == "done" and job.file.endswith(".csv") and "soft-labels" in job.file
+    with storages["exports"].open(job.file, "rb") as handle:
+        rows = list(csv.DictReader(io.StringIO(handle.read().decode())))
+    table = soft_label_table(campaign=campaign)
+    assert len(rows) == len(table) and list(rows[0]) == list(table.columns)
+    story = rows[0]["item_id"]
+    counts = {r["label"]: int(r["count"]) for r in rows if r["item_id"] == story}
+    assert counts == dict(Counter(str(v) for v in expected[story]))
