@@ -125,9 +125,8 @@ def campaign_statistics(
     `levels` ({question: level}) overrides the level of a numeric question's parts. Failed
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
-    pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
-    `style` adds each pairwise question's strengths adjusted for the outputs' length and
-    Markdown (`bradley_terry_style`, `style_effects`: analysis/preference_style.py).
+    pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default);
+    `style` adds their style-adjusted strengths (analysis/preference_style.py).
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
@@ -151,10 +150,8 @@ def campaign_statistics(
         "campaign": campaign.slug,
         "exclude_flagged": exclude_flagged,
         "figures_from": "llm_judges" if judge_only else "humans",
-        "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
-                    "subset_by": list(subset_by), "levels": levels or {},
-                    "include_failed_judge_outputs": include_failed_judge_outputs,
-                    "ties": ties, "style": style},
+        "options": _options_record(**tests, pair_by=pair_by, subset_by=subset_by, levels=levels,
+                                   failed=include_failed_judge_outputs, ties=ties, style=style),
         "counts": _counts(humans, used, llm, flagged),
         "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
@@ -167,11 +164,20 @@ def campaign_statistics(
         "part_texts": _part_text_rows(schema),
         "changes": changes,
         **_whole_answer_statistics(campaign, schema, set(used["annotation"]), n_boot=n_boot,
-                                   ties=ties, system_scores=tables["system_scores"],
-                                   style=style, **tests),
+                                   ties=ties, system_scores=tables["system_scores"], style=style,
+                                   **tests),
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def _options_record(*, correction: str, alpha: float, pair_by: str | None, subset_by,
+                    levels: dict | None, failed: bool, ties: str | None,
+                    style: bool) -> dict:
+    """The options the figures were computed with, as the result states them."""
+    return {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
+            "subset_by": list(subset_by), "levels": levels or {},
+            "include_failed_judge_outputs": failed, "ties": ties, "style": style}
 
 
 def _read_within_budget(campaign: Campaign, n_boot: int):
