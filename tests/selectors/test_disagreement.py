@@ -103,3 +103,20 @@ def test_the_soft_labels_export_writes_the_same_table_as_csv(owner, settings, tm
     story = rows[0]["item_id"]
     counts = {r["label"]: int(r["count"]) for r in rows if r["item_id"] == story}
     assert counts == dict(Counter(str(v) for v in expected[story]))
+
+
+def test_the_disagreement_figure_counts_the_stories_by_vote_pattern(owner):
+    from campaigns.analysis.figures import figure_plans
+    from campaigns.analysis.figures.draw import DRAW
+    from campaigns.analysis.figures.style import render
+
+    campaign, expected = _campaign(owner)
+    statistics = campaign_statistics(campaign=campaign, n_boot=0)
+    figure = next(f for f in figure_plans(statistics) if f["key"] == "disagreement")
+    figure |= render(DRAW[figure["kind"]](figure["values"]), title=figure["title"], pdf=False)
+    top = [Counter(v).most_common(1)[0][1] for v in expected.values()]
+    pattern = [sum(t == 3 for t in top), sum(t == 2 for t in top), sum(t == 1 for t in top)]
+    row = next(r for r in figure["rows"] if r[0] == "coherence")
+    assert row[1:4] == pattern and sum(pattern) == STORIES
+    assert figure["values"]["series"][2]["counts"][0] == pattern[2]
+    assert "coherence" in figure["svg"] and "no majority" in figure["alt"]
