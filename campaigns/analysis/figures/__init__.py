@@ -17,8 +17,8 @@ from .plans_more import (
     worker_plans,
 )
 
-PLANNERS = (agreement_plans, disagreement_plans, system_score_plans, preference_plans, best_worst_plans,
-            error_span_plans, judge_plans, worker_plans, progress_plans)
+PLANNERS = (agreement_plans, disagreement_plans, system_score_plans, preference_plans,
+            best_worst_plans, error_span_plans, judge_plans, worker_plans, progress_plans)
 
 
 def figure_plans(statistics: dict) -> list[dict]:
