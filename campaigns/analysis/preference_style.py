@@ -31,6 +31,7 @@ import re
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from . import N_BOOT
 from .preference_position import DIVERGED, ELO_SCALE
@@ -86,18 +87,23 @@ def _design(first: np.ndarray, second: np.ndarray, k: int, z: np.ndarray) -> np.
 def fit_style(x: np.ndarray, y: np.ndarray, weights: np.ndarray,
               start: np.ndarray | None = None) -> np.ndarray:
     """Newton fits of the logistic model for each row of judgment weights [B, n] (a resample's
-    count of each judgment): params [B, d]. y holds each judgment's first-side score."""
+    count of each judgment): params [B, d]. y holds each judgment's first-side score. Each
+    row stops once its step is below TOLERANCE (rows without a finite fit run ITERATIONS)."""
     weights = np.atleast_2d(weights)
     d = x.shape[1]
     outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), d * d)
     params = np.zeros((len(weights), d)) if start is None else np.tile(start, (len(weights), 1))
+    active = np.arange(len(weights))
     for _ in range(ITERATIONS):
-        prob = 1 / (1 + np.exp(-(params @ x.T)))
-        gradient = (weights * (y - prob)) @ x
-        hessian = ((weights * prob * (1 - prob)) @ outer).reshape(-1, d, d) + RIDGE * np.eye(d)
+        w, q = weights[active], params[active]
+        prob = expit(q @ x.T)
+        gradient = (w * (y - prob)) @ x
+        hessian = ((w * prob * (1 - prob)) @ outer).reshape(-1, d, d) + RIDGE * np.eye(d)
         step = np.linalg.solve(hessian, gradient[..., None])[..., 0]
-        params += step
-        if not np.isfinite(params).all() or np.nanmax(np.abs(step), initial=0) < TOLERANCE:
+        params[active] = q + step
+        moving = np.isfinite(step).all(axis=1) & (np.abs(step).max(axis=1) >= TOLERANCE)
+        active = active[moving]
+        if not len(active):
             break
     return params
 
