@@ -47,12 +47,12 @@ def _numbers(values: pd.Series) -> pd.Series | None:
     return numbers.astype(float) if numbers.notna().all() else None
 
 
-def _label_text(values: pd.Series) -> pd.Series:
-    """Labels as text; whole numbers without a trailing .0 (a 4.0 from a float column is 4)."""
-    numbers = _numbers(values)
+def _label_text(values: np.ndarray) -> np.ndarray:
+    """Distinct labels as text; whole numbers without a trailing .0 (4.0 from a float is 4)."""
+    numbers = _numbers(pd.Series(values))
     if numbers is not None and (numbers == numbers.round()).all():
-        return numbers.astype(np.int64).astype(str)
-    return values.astype(str)
+        return numbers.astype(np.int64).astype(str).to_numpy()
+    return pd.Series(values).astype(str).to_numpy()
 
 
 def _rated(frame: pd.DataFrame) -> pd.DataFrame:
@@ -62,27 +62,54 @@ def _rated(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[n >= 2]
 
 
+def _tally(frame: pd.DataFrame) -> dict:
+    """Label counts of rated rows (each unit rated twice or more), as sorted cell arrays:
+    `unit` and `label` codes with `count` and `share` per (unit, label) cell; per unit its id
+    (`units`), `n`, `entropy` and `majority_share`; `text` the labels, `first` the first cell
+    of each unit."""
+    unit_code, units = pd.factorize(frame["unit"], sort=True)
+    label_code, labels = pd.factorize(frame["value"])
+    text = _label_text(np.asarray(labels))
+    # Labels that read alike (4 and 4.0) are one label.
+    label_code = pd.factorize(text)[0][label_code]
+    text = pd.unique(text)
+    k = len(text)
+    cells, count = np.unique(unit_code.astype(np.int64) * k + label_code, return_counts=True)
+    unit, label = np.divmod(cells, k)
+    first = np.flatnonzero(np.r_[True, unit[1:] != unit[:-1]])
+    n = np.add.reduceat(count, first)
+    share = count / np.repeat(n, np.diff(np.r_[first, len(unit)]))
+    return {"unit": unit, "label": label, "count": count, "share": share, "text": text,
+            "units": np.asarray(units), "n": n, "first": first,
+            "entropy": np.add.reduceat(-share * np.log2(share), first) + 0.0,  # no -0.0
+            "majority_share": np.maximum.reduceat(share, first)}
+
+
+def _per_unit(tally: dict) -> pd.DataFrame:
+    k = len(tally["text"])
+    return pd.DataFrame({"unit": tally["units"], "n": tally["n"], "entropy": tally["entropy"],
+                         "normalised_entropy": tally["entropy"] / np.log2(k) if k >= 2
+                         else np.nan, "majority_share": tally["majority_share"]})
+
+
+def _long(tally: dict) -> pd.DataFrame:
+    """The tally as SOFT_COLUMNS (but question, part): a row per unit and label received."""
+    unit, label, count = tally["unit"], tally["label"], tally["count"]
+    per_unit = _per_unit(tally).iloc[unit].reset_index(drop=True)
+    per_unit["label"], per_unit["count"], per_unit["share"] = (
+        tally["text"][label], count, tally["share"])
+    order = np.lexsort((np.argsort(np.argsort(tally["text"]))[label], -count, unit))
+    return per_unit.iloc[order][SOFT_COLUMNS[2:]].reset_index(drop=True)
+
+
 def soft_labels(frame: pd.DataFrame) -> pd.DataFrame:
     """One part's label distribution per unit in long form (SOFT_COLUMNS but question, part):
     a row per unit and label received, with the unit's entropy (bits), normalised entropy and
     the share of its most frequent label."""
     frame = _rated(frame)
-    columns = SOFT_COLUMNS[2:]
     if frame.empty:
-        return pd.DataFrame(columns=columns)
-    labels = _label_text(frame["value"])
-    k = labels.nunique()
-    counts = (pd.DataFrame({"unit": frame["unit"].to_numpy(), "label": labels.to_numpy()})
-              .value_counts(["unit", "label"]).rename("count").reset_index())
-    n = counts.groupby("unit")["count"].transform("sum")
-    counts["n"] = n
-    counts["share"] = counts["count"] / n
-    plogp = -(counts["share"] * np.log2(counts["share"]))
-    counts["entropy"] = plogp.groupby(counts["unit"]).transform("sum") + 0.0  # no -0.0
-    counts["normalised_entropy"] = counts["entropy"] / np.log2(k) if k >= 2 else np.nan
-    counts["majority_share"] = counts.groupby("unit")["share"].transform("max")
-    return counts.sort_values(["unit", "count", "label"], ascending=[True, False, True])[
-        columns].reset_index(drop=True)
+        return pd.DataFrame(columns=SOFT_COLUMNS[2:])
+    return _long(_tally(frame))
 
 
 def spreads(frame: pd.DataFrame) -> pd.DataFrame:
@@ -108,13 +135,11 @@ def _is_numeric_part(level: str, values: pd.Series) -> bool:
     return level in NUMERIC_LEVELS and _numbers(values) is not None
 
 
-def _label_summary(soft: pd.DataFrame) -> dict:
-    per_unit = soft.drop_duplicates("unit")
-    return {"labels": int(soft["label"].nunique()),
-            "mean_entropy": per_unit["entropy"].mean(),
-            "mean_normalised_entropy": per_unit["normalised_entropy"].mean(),
-            "share_split": (per_unit["majority_share"] < 1).mean(),
-            "share_no_majority": (per_unit["majority_share"] <= 0.5).mean()}
+def _label_summary(units: pd.DataFrame, k: int) -> dict:
+    return {"labels": k, "mean_entropy": units["entropy"].mean(),
+            "mean_normalised_entropy": units["normalised_entropy"].mean(),
+            "share_split": (units["majority_share"] < 1).mean(),
+            "share_no_majority": (units["majority_share"] <= 0.5).mean()}
 
 
 def _spread_summary(spread: pd.DataFrame) -> dict:
@@ -123,20 +148,34 @@ def _spread_summary(spread: pd.DataFrame) -> dict:
             "mean_normalised_range": spread["normalised_range"].mean()}
 
 
-def _most_disputed(soft: pd.DataFrame, spread: pd.DataFrame, top_n: int) -> list[dict]:
+def _label_counts(tally: dict | None, unit_ids) -> dict:
+    """unit -> {label: count} (most frequent first) for the given units."""
+    if tally is None:
+        return {}
+    position = pd.Index(tally["units"]).get_indexer(list(unit_ids))
+    bounds = np.r_[tally["first"], len(tally["unit"])]
+    out = {}
+    for p in position:
+        cells = range(bounds[p], bounds[p + 1])
+        pairs = sorted(((int(tally["count"][c]), str(tally["text"][tally["label"][c]]))
+                        for c in cells), key=lambda pair: (-pair[0], pair[1]))
+        out[tally["units"][p]] = {label: count for count, label in pairs}
+    return out
+
+
+def _most_disputed(units: pd.DataFrame | None, tally: dict | None, spread: pd.DataFrame,
+                   top_n: int) -> list[dict]:
     """The top_n units by entropy (label parts) or sd (numeric parts), with label counts."""
-    units = pd.DataFrame(columns=["unit", "n"])
-    for table, column in ((soft.drop_duplicates("unit"), "entropy"), (spread, "sd")):
-        if len(table):
-            units = units.merge(table[["unit", "n", column]], on=["unit", "n"], how="outer") \
-                if len(units) else table[["unit", "n", column]]
-    if units.empty:
+    table = units[["unit", "n", "entropy"]] if units is not None else None
+    if len(spread):
+        table = spread[["unit", "n", "sd"]] if table is None else table.merge(
+            spread[["unit", "sd"]], on="unit", how="left")
+    if table is None or table.empty:
         return []
-    units = units.reindex(columns=["unit", "n", "entropy", "sd"])
-    by = "entropy" if len(soft) else "sd"
-    top = units.sort_values([by, "n", "unit"], ascending=[False, False, True]).head(top_n)
-    counts = {unit: dict(zip(rows["label"], rows["count"].astype(int).tolist(), strict=True))
-              for unit, rows in soft[soft["unit"].isin(top["unit"])].groupby("unit")}
+    table = table.reindex(columns=["unit", "n", "entropy", "sd"])
+    by = "entropy" if units is not None else "sd"
+    top = table.sort_values([by, "n", "unit"], ascending=[False, False, True]).head(top_n)
+    counts = _label_counts(tally, top["unit"])
     return [{"unit": row.unit, "n": int(row.n), "label_counts": counts.get(row.unit),
              "entropy": _float(row.entropy), "sd": _float(row.sd)}
             for row in top.itertuples(index=False)]
@@ -147,28 +186,30 @@ def _float(value) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def disagreement(frame: pd.DataFrame, *, top_n: int = TOP_N) -> dict:
-    """Per (question, part): the `summary` (SUMMARY_COLUMNS), the per-unit `soft_labels` and
-    `spreads` (long tables) and the `disputed` units (a list of dicts per part)."""
+def disagreement(frame: pd.DataFrame, *, top_n: int = TOP_N, soft: bool = False) -> dict:
+    """Per (question, part): the `summary` (SUMMARY_COLUMNS), the `disputed` units (a list of
+    dicts), the per-unit `spreads` and, with `soft`, the per-unit `soft_labels` (long tables;
+    without `soft` an empty table: the statistics need only the summary)."""
     summaries, soft_tables, spread_tables, disputed = [], [], [], []
     for (question, part), rows in frame.groupby(KEYS, sort=False):
         rows = _rated(rows)
         if rows.empty:
             continue
         level = rows["level"].iloc[0]
-        soft = soft_labels(rows) if _is_label_part(level, rows["value"]) else \
-            pd.DataFrame(columns=SOFT_COLUMNS[2:])
+        tally = _tally(rows) if _is_label_part(level, rows["value"]) else None
+        units = _per_unit(tally) if tally is not None else None
         spread = spreads(rows) if _is_numeric_part(level, rows["value"]) else \
             pd.DataFrame(columns=SPREAD_COLUMNS[2:])
-        units = rows["unit"].nunique()
-        summaries.append({"question": question, "part": part, "level": level, "units": units,
-                          "ratings_per_unit": len(rows) / units,
-                          **(_label_summary(soft) if len(soft) else {}),
+        n_units = rows["unit"].nunique()
+        summaries.append({"question": question, "part": part, "level": level, "units": n_units,
+                          "ratings_per_unit": len(rows) / n_units,
+                          **(_label_summary(units, len(tally["text"])) if tally else {}),
                           **(_spread_summary(spread) if len(spread) else {})})
-        soft_tables.append(soft.assign(question=question, part=part))
+        if soft and tally is not None:
+            soft_tables.append(_long(tally).assign(question=question, part=part))
         spread_tables.append(spread.assign(question=question, part=part))
-        disputed += [{"question": question, "part": part, "rank": rank, **row}
-                     for rank, row in enumerate(_most_disputed(soft, spread, top_n), 1)]
+        disputed += [{"question": question, "part": part, "rank": rank, **row} for rank, row
+                     in enumerate(_most_disputed(units, tally, spread, top_n), 1)]
     return {"summary": pd.DataFrame(summaries, columns=SUMMARY_COLUMNS),
             "soft_labels": _concat(soft_tables, SOFT_COLUMNS),
             "spreads": _concat(spread_tables, SPREAD_COLUMNS),

@@ -48,7 +48,8 @@ def soft_label_table(*, campaign: Campaign, exclude_flagged: bool = False) -> pd
     agree = _agreement_input(rated)
     if agree.empty:
         return pd.DataFrame(columns=SOFT_LABEL_COLUMNS)
-    soft = disagreement.disagreement(agree[["unit", "question", "part", "value", "level"]])
+    soft = disagreement.disagreement(agree[["unit", "question", "part", "value", "level"]],
+                                     soft=True)
     table = soft["soft_labels"].merge(_units(agree), on="unit", how="left")
     return table[SOFT_LABEL_COLUMNS]
 
