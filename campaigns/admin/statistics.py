@@ -184,13 +184,14 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
     there are none); POST: recompute them and the side-by-side table shown. ?exclude_flagged=1
     leaves flagged workers out and shows what that changes; ?item=<external id> picks the item
     of the judge-vs-human table; ?ties=split|davidson overrides how pairwise questions'
-    Bradley-Terry fits treat ties."""
+    Bradley-Terry fits treat ties; ?style=1 adds their style-adjusted strengths."""
     exclude = request.GET.get("exclude_flagged") in ("1", "on", "true")
     ties = request.GET.get("ties") if request.GET.get("ties") in TIE_MODELS else None
+    style = request.GET.get("style") in ("1", "on", "true")
     title = f"Statistics: {campaign.name}"
     recompute = request.method == "POST"
     cached = statistics_request(campaign=campaign, kind=Kind.STATISTICS,
-                                options={"exclude_flagged": exclude, "ties": ties},
+                                options={"exclude_flagged": exclude, "ties": ties, "style": style},
                                 recompute=recompute)
     statistics = cached.result
     chosen = request.GET.get("item") or ""
@@ -216,7 +217,7 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
         error_spans=_error_spans(statistics, campaign),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
-        preference=_preference(statistics), ties=ties or "", tie_models=TIE_MODELS,
+        preference=_preference(statistics), ties=ties or "", tie_models=TIE_MODELS, style=style,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
         export_url=_url("admin:campaigns_campaign_export", campaign),

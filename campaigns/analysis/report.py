@@ -32,6 +32,8 @@ def build_report(statistics: dict, design: dict, planning: list[dict]) -> dict:
         "design": design,
         "warnings": statistics["design_warnings"],
         "agreement": statistics["agreement"],
+        "disagreement": statistics.get("disagreement", []),
+        "disputed_items": statistics.get("disputed_items", []),
         "systems": systems,
         "comparisons": {"n": len(statistics["comparisons"]), "significant": significant,
                         "correction": statistics.get("options", {}).get("correction"),
@@ -118,6 +120,7 @@ def report_markdown(report: dict) -> str:
         [_label(r), _md(", ".join(f"{k} = {v}" for k, v in r["subset"].items())
                         if r["subset"] else "pooled"), _md(r["level"]), _num(r["alpha"]),
          _interval(r), str(r["n_items"]), str(r["n_raters"])] for r in report["agreement"]])
+    out += _sections().disagreement_markdown(report)
     out += ["## Results per system", ""]
     out += _table(["Question", "System", "Items", "Mean", "95% CI", "CI method", "Rank",
                    "Cluster"], [
@@ -315,7 +318,16 @@ def _preference_markdown(entries: list[dict]) -> list[str]:
             "across a split of the systems.", ""]
         out += [_position_bias_sentence(e["position_bias"]), ""]
         out += _position_adjusted_markdown(e)
+        out += _sections().style_markdown(e)
     return out
+
+
+def _sections():
+    """The sections kept in report_disagreement.py (imported late: they use this module's
+    cell formatting)."""
+    from . import report_disagreement
+
+    return report_disagreement
 
 
 def _position_adjusted_markdown(e: dict) -> list[str]:

@@ -43,6 +43,9 @@ STATS_PARAMETERS = [
         OpenApiParameter("ties", str, enum=["split", "davidson"], description=(
             "How pairwise questions' Bradley-Terry fits treat ties: half a win each "
             "(split) or Davidson's tie parameter; default: each question's tie_model.")),
+        OpenApiParameter("style", bool, description=(
+            "Add pairwise questions' Bradley-Terry strengths adjusted for the outputs' "
+            "length and Markdown (headers, lists, bold): Chatbot Arena's style control.")),
     ]
 PENDING_SCHEMA = {
     "type": "object",
@@ -96,6 +99,7 @@ class CampaignStatsApi(APIView):
             max_length=50)
         ties = serializers.ChoiceField(choices=("split", "davidson"), required=False,
                                        default=None)
+        style = serializers.BooleanField(required=False, default=False)
 
         def validate_levels(self, value):
             return dict(v.split(":", 1) for v in value)

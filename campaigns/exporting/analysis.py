@@ -10,6 +10,8 @@ pairwise_preference_bradley_terry, best_worst_scores, error_spans_mqm, ...); the
 are the union of all tables' columns, empty where a table has none.
 In pandas: `df[df.table == "agreement"].dropna(axis=1, how="all")`. Confusion matrices are
 flattened to one row per cell (judge, question, part, human, judge_value, count).
+soft-labels: each rated unit's label distribution, one row per unit, question part and label
+received (selectors/analysis/disagreement.py, SOFT_LABEL_COLUMNS; docs/exports.md).
 """
 from __future__ import annotations
 
@@ -39,6 +41,14 @@ def write_statistics(statistics: dict, report: dict, *, fmt: str, stream: TextIO
         stream.write("\n")
     else:
         write_tables_csv(statistics, stream)
+
+
+def write_soft_labels(rows: list[dict], columns: list[str], stream: TextIO) -> None:
+    """The soft-labels CSV: a header of `columns`, then the rows."""
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row.get(c)) for c in columns])
 
 
 def statistics_tables(statistics: dict) -> dict[str, list[dict]]:

@@ -52,6 +52,7 @@ class ExportJob(BackgroundJob):
         ANALYSIS_CSV = "analysis-csv", "Analysis tables (CSV)"
         ANALYSIS_JSON = "analysis-json", "Analysis tables (JSON)"
         ANALYSIS_MD = "analysis-md", "Evaluation report (Markdown)"
+        SOFT_LABELS = "soft-labels", "Soft labels (CSV: each item's label distribution)"
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="export_jobs")
     requested_by = models.ForeignKey(

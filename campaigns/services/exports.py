@@ -49,7 +49,7 @@ OPTIONS = ("gzip", "raw_worker_ids", "exclude_flagged", "worker_platform")
 # judges' answers come only on request, never mixed into a plain export of human work.
 WORKER_PLATFORMS = ("human", "llm", "all")
 ANALYSIS_FORMATS = {ExportJob.Format.ANALYSIS_CSV: "csv", ExportJob.Format.ANALYSIS_JSON: "json",
-                    ExportJob.Format.ANALYSIS_MD: "md"}
+                    ExportJob.Format.ANALYSIS_MD: "md", ExportJob.Format.SOFT_LABELS: "csv"}
 
 
 def chunk_size() -> int:
@@ -217,9 +217,16 @@ def _write_analysis(job: ExportJob, stream: TextIO) -> int | None:
 def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
     """Write the job's campaign statistics (and, for JSON and Markdown, the evaluation report
     built from them) to a text stream in the job's analysis format."""
-    from ..exporting.analysis import write_statistics
+    from ..exporting.analysis import write_soft_labels, write_statistics
     from ..selectors.analysis import campaign_statistics, evaluation_report
 
+    if job.format == ExportJob.Format.SOFT_LABELS:
+        from ..selectors.analysis.disagreement import SOFT_LABEL_COLUMNS, soft_label_records
+
+        write_soft_labels(soft_label_records(
+            campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged"))),
+            SOFT_LABEL_COLUMNS, stream)
+        return
     statistics = campaign_statistics(
         campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
     report = ({} if job.format == ExportJob.Format.ANALYSIS_CSV
@@ -272,7 +279,8 @@ def _progress_without_flush_waits() -> Iterator[None]:
 
 
 def _file_name(job: ExportJob, campaign: Campaign, extension: str, compress: bool) -> str:
-    kind = "analysis" if job.format in ANALYSIS_FORMATS else job.format
+    kind = ("analysis" if job.format in ANALYSIS_FORMATS
+            and job.format != ExportJob.Format.SOFT_LABELS else job.format)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     name = f"{campaign.slug}/{campaign.slug}-{kind}-{job.pk}-{stamp}.{extension}"
     return name + ".gz" if compress else name

@@ -35,7 +35,8 @@ Status = StatisticsResult.Status
 DEFAULTS: dict[str, dict] = {
     Kind.STATISTICS: {"exclude_flagged": False, "correction": "holm", "alpha": 0.05,
                       "pair_by": None, "subset_by": [], "levels": {},
-                      "include_failed_judge_outputs": False, "ties": None},
+                      "include_failed_judge_outputs": False, "ties": None,
+                      "style": False},
     Kind.SIDE_BY_SIDE: {"external_id": ""},
 }
 DEFAULTS[Kind.REPORT] = {**DEFAULTS[Kind.STATISTICS], "effect": None, "power": 0.8}

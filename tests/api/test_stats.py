@@ -105,10 +105,11 @@ def test_the_stats_options_reach_the_comparisons_and_the_agreement(api, campaign
     _rated(campaign)
     url = f"/api/campaigns/{campaign.slug}/stats/"
     body = api.get(f"{url}?correction=bh&alpha=0.01&subset_by=system&levels=coherence:interval"
-                   "&pair_by=").json()
+                   "&pair_by=&style=true").json()
     assert body["options"] == {"correction": "bh", "alpha": 0.01, "pair_by": None,
                                "subset_by": ["system"], "levels": {"coherence": "interval"},
-                               "include_failed_judge_outputs": False, "ties": None}
+                               "include_failed_judge_outputs": False, "ties": None,
+                               "style": True}
     assert all(r["correction"] == "bh" for r in body["comparisons"])
     assert body["pairwise"] == body["comparisons"]
     pooled = [r for r in body["agreement"] if r["subset"] is None]
@@ -117,7 +118,7 @@ def test_the_stats_options_reach_the_comparisons_and_the_agreement(api, campaign
 
 
 @pytest.mark.parametrize("query", ["correction=bonferroni", "alpha=2", "levels=coherence:nominal",
-                                   "subset_by=a%20b", "ties=rao-kupper"])
+                                   "subset_by=a%20b", "ties=rao-kupper", "style=maybe"])
 def test_bad_stats_options_are_a_400_naming_the_option(api, campaign, query):
     response = api.get(f"/api/campaigns/{campaign.slug}/stats/?{query}")
     assert response.status_code == 400

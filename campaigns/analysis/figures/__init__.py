@@ -8,6 +8,7 @@ matplotlib (style.py: colour-blind-safe palette, two-column paper sizes, reprodu
 from __future__ import annotations
 
 from .plans import best_worst_plans, preference_plans, system_score_plans
+from .plans_disagreement import disagreement_plans
 from .plans_more import (
     agreement_plans,
     error_span_plans,
@@ -16,8 +17,8 @@ from .plans_more import (
     worker_plans,
 )
 
-PLANNERS = (agreement_plans, system_score_plans, preference_plans, best_worst_plans,
-            error_span_plans, judge_plans, worker_plans, progress_plans)
+PLANNERS = (agreement_plans, disagreement_plans, system_score_plans, preference_plans,
+            best_worst_plans, error_span_plans, judge_plans, worker_plans, progress_plans)
 
 
 def figure_plans(statistics: dict) -> list[dict]:

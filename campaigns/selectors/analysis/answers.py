@@ -16,6 +16,7 @@ from ...analysis import (
 from ...models import Annotation, Campaign, Item, Worker
 from ...schema import BaseQuestion, Capability, TaskSchema
 from .frames import LLM, NUMERIC, item_field_values, records
+from .style import style_statistics
 
 
 def preference_frame(*, campaign: Campaign, question: BaseQuestion,
@@ -31,11 +32,12 @@ def preference_frame(*, campaign: Campaign, question: BaseQuestion,
 def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
                           annotations: set | None = None, n_boot: int = agreement.N_BOOT,
                           ties: str | None = None, correction: str = "holm",
-                          alpha: float = preference.ALPHA) -> list[dict]:
+                          alpha: float = preference.ALPHA, style: bool = False) -> list[dict]:
     """Per question whose answers compare systems: win/tie/loss per pair, win rates (ties as
     half), Bradley-Terry strengths with item-bootstrap intervals (ties as `ties` says, else as
     the question's `tie_model`), the position bias and corrected sign tests between systems
-    over items (`comparisons`: analysis/preference_tests.py)."""
+    over items (`comparisons`: analysis/preference_tests.py); with `style`, the strengths
+    adjusted for the outputs' length and Markdown (selectors/analysis/style.py)."""
     out = []
     for q in schema.questions:
         if not q.supports(Capability.PREFERENCES):
@@ -51,7 +53,9 @@ def preference_statistics(*, campaign: Campaign, schema: TaskSchema,
                     "ties": tables["ties"], "tie_parameter": tables["tie_parameter"],
                     "position_bias": tables["position_bias"],
                     **_preference_tests(q.id, frame, tables["bradley_terry"], n_boot,
-                                        correction=correction, alpha=alpha)})
+                                        correction=correction, alpha=alpha),
+                    **(style_statistics(campaign=campaign, frame=frame, n_boot=n_boot)
+                       if style else {})})
     return out
 
 

@@ -16,6 +16,7 @@ from ...models import Annotation, Campaign
 from ...schema import TaskSchema, parse_schema
 from .answers import best_worst_statistics, preference_statistics, span_statistics
 from .budget import check_memory_budget, resamples_within_budget
+from .disagreement import disagreement_tables
 from .flags import _flagged_names, _quality, _rated_units
 from .frames import (
     LLM,
@@ -75,6 +76,7 @@ def _human_tables(
         "rater_connectivity": connectivity.connectivity_table(design, ["question", "part"]),
         "design_warnings": pd.DataFrame([w.as_dict() for w in warnings],
                                         columns=["code", "message", "question", "part"]),
+        **disagreement_tables(rated),
     }
 
 
@@ -111,7 +113,7 @@ def campaign_statistics(
     *, campaign: Campaign, exclude_flagged: bool = False, n_boot: int = agreement.N_BOOT,
     correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
     subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
-    include_failed_judge_outputs: bool = False, ties: str | None = None,
+    include_failed_judge_outputs: bool = False, ties: str | None = None, style: bool = False,
 ) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
@@ -123,7 +125,8 @@ def campaign_statistics(
     `levels` ({question: level}) overrides the level of a numeric question's parts. Failed
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
-    pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default).
+    pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default);
+    `style` adds their style-adjusted strengths (analysis/preference_style.py).
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
@@ -147,10 +150,8 @@ def campaign_statistics(
         "campaign": campaign.slug,
         "exclude_flagged": exclude_flagged,
         "figures_from": "llm_judges" if judge_only else "humans",
-        "options": {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
-                    "subset_by": list(subset_by), "levels": levels or {},
-                    "include_failed_judge_outputs": include_failed_judge_outputs,
-                    "ties": ties},
+        "options": _options_record(**tests, pair_by=pair_by, subset_by=subset_by, levels=levels,
+                                   failed=include_failed_judge_outputs, ties=ties, style=style),
         "counts": _counts(humans, used, llm, flagged),
         "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
@@ -163,10 +164,20 @@ def campaign_statistics(
         "part_texts": _part_text_rows(schema),
         "changes": changes,
         **_whole_answer_statistics(campaign, schema, set(used["annotation"]), n_boot=n_boot,
-                                   ties=ties, system_scores=tables["system_scores"], **tests),
+                                   ties=ties, system_scores=tables["system_scores"], style=style,
+                                   **tests),
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def _options_record(*, correction: str, alpha: float, pair_by: str | None, subset_by,
+                    levels: dict | None, failed: bool, ties: str | None,
+                    style: bool) -> dict:
+    """The options the figures were computed with, as the result states them."""
+    return {"correction": correction, "alpha": alpha, "pair_by": pair_by or None,
+            "subset_by": list(subset_by), "levels": levels or {},
+            "include_failed_judge_outputs": failed, "ties": ties, "style": style}
 
 
 def _read_within_budget(campaign: Campaign, n_boot: int):
@@ -192,13 +203,13 @@ def _counts(humans: pd.DataFrame, used: pd.DataFrame, llm: pd.DataFrame, flagged
 
 def _whole_answer_statistics(campaign: Campaign, schema: TaskSchema, annotations: set, *,
                              n_boot: int, ties: str | None, system_scores,
-                             correction: str = "holm",
+                             correction: str = "holm", style: bool = False,
                              alpha: float = comparisons.ALPHA) -> dict:
     """The statistics read from whole stored answers (pairwise, best-worst, error spans)."""
     return {
         "pairwise_preference": preference_statistics(
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot, ties=ties,
-            correction=correction, alpha=alpha),
+            correction=correction, alpha=alpha, style=style),
         "best_worst": best_worst_statistics(
             campaign=campaign, schema=schema, annotations=annotations, n_boot=n_boot,
             correction=correction, alpha=alpha),
