@@ -5,10 +5,10 @@ Usage (not part of the test suite; needs PostgreSQL):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_stats_bench \\
         .venv/bin/python bench/stats_scale.py [--sizes 100000,1000000] [--n-boot 1000] [--rebuild]
 
-For each size, a synthetic campaign is built once in SQL (generate_series, no Python rows):
-4 systems, items rated by 5 workers each out of a pool of 1 per 1,000 annotations, one 1-5
-likert question (each item has a true score, a worker adds -1..+1 and a personal offset), one
-submitted assignment per worker. Then, each in a child process of its own (peak RSS from the
+For each size, a synthetic campaign is built once in SQL by bench/synthetic.py: 4 systems,
+items rated by 5 workers each out of a pool of 1 per 1,000 annotations, one 1-5 likert question
+(each item has a true score, a worker adds noise and a personal offset), one submitted
+assignment per worker. Then, each in a child process of its own (peak RSS from the
 kernel's ru_maxrss, and the parent stops a child that passes --max-rss-mb so the shared machine
 never swaps):
 
@@ -20,6 +20,9 @@ never swaps):
               Mann-Whitney U (scipy), Cliff's delta and mean difference of item means with a
               1,000-resample item bootstrap, Krippendorff's alpha (the `krippendorff` package,
               point estimate) and its unit bootstrap done by the same resampling of units;
+  recompute:  the job, then 100 new answers (rolled back at the end), then the job again;
+  exports:    the analysis exports (analysis-csv and analysis-json by default, which holds the
+              report; BENCH_EXPORT_FORMATS names others) as the export job writes them;
   figures:    each figure's point estimate (n_boot=0) beside its reference in the same process:
               scores.system_scores vs a pandas groupby, comparisons.compare_systems vs scipy's
               mannwhitneyu and a sorted-search Cliff's delta per pair, agreement's alpha vs the
@@ -45,83 +48,23 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotate.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/annotate_stats_bench")
 
-SCHEMA = {
-    "display": [{"field": "text", "label": "Text"}],
-    "questions": [{"id": "quality", "kind": "likert", "text": "Quality?",
-                   "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}],
-}
 RATERS_PER_ITEM = 5
-SYSTEMS = 4
 
 
 def slug(size: int) -> str:
     return f"bench-stats-{size}"
 
 
-# --- building the campaign (in the parent) ---------------------------------------------------
-
-def build(size: int, rebuild: bool) -> None:
-    """The campaign of `size` annotations, generated in SQL; kept between runs."""
+def build(size: int, rebuild: bool):
+    """The campaign of `size` annotations (bench/synthetic.py), kept between runs."""
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
-    from campaigns.models import Annotation, Campaign
+    from bench.synthetic import kept_or_built
 
-    existing = Campaign.objects.filter(slug=slug(size)).first()
-    if existing and not rebuild and Annotation.objects.filter(campaign=existing).count() == size:
-        return
-    started = time.perf_counter()
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
-    Campaign.objects.filter(slug=slug(size)).delete()
-    campaign = Campaign.objects.create(owner=owner, slug=slug(size), name=slug(size),
-                                       schema=SCHEMA, status="live",
-                                       annotations_per_item=RATERS_PER_ITEM)
-    items, workers = size // RATERS_PER_ITEM, max(RATERS_PER_ITEM, size // 1000)
-    with connection.cursor() as cur:
-        cur.execute("""
-            INSERT INTO campaigns_item (campaign_id, external_id, system, data, control,
-                slots_wanted, slots_taken, annotations_done, created_at)
-            SELECT %s, 'item-' || i, 'sys-' || (i %% %s), '{"text": "t"}'::jsonb, '', %s, %s, 0,
-                   now()
-            FROM generate_series(1, %s) AS i""",
-                    [campaign.pk, SYSTEMS, RATERS_PER_ITEM, RATERS_PER_ITEM, items])
-        cur.execute("""
-            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at,
-                                          screened_out_reason)
-            SELECT %s, 'link', 'rater-' || r, now(), '' FROM generate_series(1, %s) AS r""",
-                    [campaign.pk, workers])
-        cur.execute("""
-            INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,
-                deadline, submitted_at, completion_code, study_id, session_id,
-                mturk_assignment_id, mturk_hit_id, turk_submit_to)
-            SELECT %s, w.id, md5(random()::text || w.id), 'submitted', now(), now(), now(),
-                   '', '', '', '', '', ''
-            FROM campaigns_worker w WHERE w.campaign_id = %s""", [campaign.pk, campaign.pk])
-        # Item k's raters are workers (5k + r) mod W: five different workers per item. True
-        # score 1-5 by item, plus the system's offset, the worker's offset and noise, clamped.
-        cur.execute("""
-            WITH i AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS k,
-                              substr(system, 5)::int AS s
-                       FROM campaigns_item WHERE campaign_id = %(c)s),
-                 a AS (SELECT array_agg(id ORDER BY id) AS ids,
-                              array_agg(worker_id ORDER BY id) AS workers
-                       FROM campaigns_assignment WHERE campaign_id = %(c)s)
-            INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id, worker_id,
-                answers, seconds_spent, created_at, updated_at)
-            SELECT %(c)s, a.ids[n + 1], i.id, a.workers[n + 1],
-                   jsonb_build_object('quality', greatest(1, least(5, round(
-                       1 + (i.k * 7919) %% 5 + 0.3 * i.s - 0.45 + (n %% 3 - 1) * 0.5
-                       + random() * 2 - 1)))::int),
-                   5 + random() * 30, now(), now()
-            FROM i CROSS JOIN generate_series(0, %(r)s - 1) AS r CROSS JOIN a
-            CROSS JOIN LATERAL (SELECT ((i.k * %(r)s + r) %% %(w)s)::int AS n) AS pick""",
-                    {"c": campaign.pk, "r": RATERS_PER_ITEM, "w": workers})
-        cur.execute("UPDATE campaigns_item SET annotations_done = %s WHERE campaign_id = %s",
-                    [RATERS_PER_ITEM, campaign.pk])
-        cur.execute("ANALYZE campaigns_annotation")
-        cur.execute("ANALYZE campaigns_item")
-    print(f"  built {size:,} annotations ({items:,} items, {workers:,} workers) in "
-          f"{time.perf_counter() - started:.0f}s")
+    return kept_or_built(owner, slug=slug(size), items=size // RATERS_PER_ITEM, rebuild=rebuild,
+                         raters_per_item=RATERS_PER_ITEM,
+                         workers=max(RATERS_PER_ITEM, size // 1000))
 
 
 # --- the children ------------------------------------------------------------------------------
@@ -291,8 +234,68 @@ def child_figures(size: int) -> dict:
     return {name: list(pair) for name, pair in out.items()}
 
 
+def child_recompute(size: int, n_boot: int) -> dict:
+    """The job, then 100 new answers (a new worker's, on the first 100 items), then the job
+    again: what a recompute after a few answers costs against the first computation. The new
+    answers are rolled back at the end, so the campaign stays as built."""
+    from django.db import connection, transaction
+
+    from campaigns.models import Campaign
+    from campaigns.selectors.analysis import campaign_statistics
+
+    campaign = Campaign.objects.get(slug=slug(size))
+    started = time.perf_counter()
+    campaign_statistics(campaign=campaign, n_boot=n_boot)
+    first = time.perf_counter() - started
+    with transaction.atomic():
+        with connection.cursor() as cur:
+            cur.execute("""
+                WITH w AS (INSERT INTO campaigns_worker (campaign_id, platform, platform_id,
+                               created_at, screened_out_reason)
+                           VALUES (%(c)s, 'link', 'late-rater', now(), '') RETURNING id),
+                     a AS (INSERT INTO campaigns_assignment (campaign_id, worker_id, token,
+                               status, started_at, deadline, submitted_at, completion_code,
+                               study_id, session_id, mturk_assignment_id, mturk_hit_id,
+                               turk_submit_to)
+                           SELECT %(c)s, w.id, md5(random()::text), 'submitted', now(), now(),
+                                  now(), '', '', '', '', '', '' FROM w RETURNING id, worker_id)
+                INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id,
+                    worker_id, answers, seconds_spent, created_at, updated_at)
+                SELECT %(c)s, a.id, i.id, a.worker_id,
+                       jsonb_build_object('quality', 1 + i.id %% 5), 20, now(), now()
+                FROM a CROSS JOIN (SELECT id FROM campaigns_item WHERE campaign_id = %(c)s
+                                   ORDER BY id LIMIT 100) AS i""", {"c": campaign.pk})
+        started = time.perf_counter()
+        out = campaign_statistics(campaign=campaign, n_boot=n_boot)
+        again = time.perf_counter() - started
+        transaction.set_rollback(True)
+    return {"seconds": first, "recompute_seconds": again,
+            "annotations": out["counts"]["annotations"]}
+
+
+def child_exports(size: int, n_boot: int) -> dict:
+    """Each analysis export format (campaigns/exporting/analysis.py) as the export job writes
+    it (services.exports.write_analysis), to a file; seconds and bytes per format."""
+    import tempfile
+    from types import SimpleNamespace
+
+    from campaigns.models import Campaign, ExportJob
+    from campaigns.services.exports import write_analysis
+
+    campaign = Campaign.objects.get(slug=slug(size))
+    out = {}
+    for fmt in os.environ.get("BENCH_EXPORT_FORMATS", "analysis-csv,analysis-json").split(","):
+        job = SimpleNamespace(campaign=campaign, options={}, format=ExportJob.Format(fmt))
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as stream:
+            started = time.perf_counter()
+            write_analysis(job=job, stream=stream)
+            out[fmt] = [time.perf_counter() - started, stream.tell()]
+    return out
+
+
 CHILDREN = {"job": child_job, "job-only": lambda size, n_boot: child_job(size, n_boot, False),
-            "reference": child_reference, "figures": child_figures}
+            "reference": child_reference, "figures": child_figures,
+            "recompute": child_recompute, "exports": child_exports}
 
 
 def run_child(kind: str, size: int, n_boot: int, max_rss_mb: int) -> dict:
@@ -330,7 +333,7 @@ def main() -> int:
     parser.add_argument("--max-rss-mb", type=int, default=6000,
                         help="stop a child past this RSS (the machine is shared)")
     parser.add_argument("--rebuild", action="store_true")
-    parser.add_argument("--only", default="figures,reference,job",
+    parser.add_argument("--only", default="figures,reference,job,recompute,exports",
                         help="children to run; job-only: the job without the report")
     parser.add_argument("--child", default="")
     args = parser.parse_args()
@@ -369,24 +372,46 @@ def report(size: int, results: dict) -> None:
         if isinstance(pair, list):
             print(f"    {name:<16} ours {pair[0]:7.3f}s  reference {pair[1]:7.3f}s  "
                   f"ratio {pair[0] / max(pair[1], 1e-9):5.2f}")
+    report_more(results)
     job, reference = results.get("job"), results.get("reference")
+    if job and "seconds" in job:
+        print(f"  job {job['seconds']:.1f}s (+ report {job['report_seconds']:.1f}s); resamples "
+              f"{job['resamples']}; alpha {job['alpha']}")
     if job and reference and "seconds" in job and "seconds" in reference:
-        ratio = job["seconds"] / reference["seconds"]
-        print(f"  job {job['seconds']:.1f}s (+ report {job['report_seconds']:.1f}s) vs "
-              f"plain-numpy reference {reference['seconds']:.1f}s: ratio {ratio:.2f}; resamples "
-              f"{job['resamples']}; alpha {job['alpha']} vs {reference['alpha']}")
+        print(f"  vs plain-numpy reference {reference['seconds']:.1f}s: ratio "
+              f"{job['seconds'] / reference['seconds']:.2f}; alpha {reference['alpha']}")
+
+
+def report_more(results: dict) -> None:
+    again = results.get("recompute", {})
+    if "recompute_seconds" in again:
+        print(f"  recompute after 100 new answers: {again['recompute_seconds']:.1f}s against "
+              f"the first computation's {again['seconds']:.1f}s in the same process: ratio "
+              f"{again['recompute_seconds'] / again['seconds']:.2f} (peak RSS of both "
+              f"{again['peak_mb']:.0f} MB)")
+    exports = results.get("exports", {})
+    for fmt, pair in exports.items():
+        if isinstance(pair, list):
+            print(f"  export {fmt:<14} {pair[0]:7.1f}s  {pair[1] / 2**20:6.1f} MB written")
+    if "peak_mb" in exports:
+        print(f"  exports child: peak RSS {exports['peak_mb']:.0f} MB")
 
 
 def growth(rows: list) -> None:
-    print("\n| annotations | job s | job peak MB | reference s | reference peak MB | ratio |")
-    print("|---|---|---|---|---|---|")
+    print("\n| annotations | job s | job peak MB | reference s | reference peak MB | ratio "
+          "| recompute after 100 answers / first | exports peak MB |")
+    print("|---|---|---|---|---|---|---|---|")
     for size, results in rows:
         job, ref = results.get("job", {}), results.get("reference", {})
+        again, exports = results.get("recompute", {}), results.get("exports", {})
         ratio = (f"{job['seconds'] / ref['seconds']:.2f}"
                  if "seconds" in job and "seconds" in ref else "n/a")
+        recompute = (f"{again['recompute_seconds'] / again['seconds']:.2f}"
+                     if "recompute_seconds" in again else "n/a")
         print(f"| {size:,} | {job.get('seconds', float('nan')):.1f} | "
               f"{job.get('peak_mb', 0):.0f} | {ref.get('seconds', float('nan')):.1f} | "
-              f"{ref.get('peak_mb', 0):.0f} | {ratio} |")
+              f"{ref.get('peak_mb', 0):.0f} | {ratio} | {recompute} | "
+              f"{exports.get('peak_mb', 0):.0f} |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,10 @@
 """Inter-annotator agreement: Krippendorff's alpha at a level of measurement, with a bootstrap CI.
 
-The point estimate always comes from the `krippendorff` package. The bootstrap resamples
+The point estimate comes from the `krippendorff` package, except past PACKAGE_CELLS (units x
+values^2: the package holds three float arrays of that size at once, gigabytes for a million
+units) where the package's sums run over distinct unit rows instead, each weighted by how many
+units share it (identical units contribute identical coincidences; equal to the package to
+rounding, tested). The bootstrap resamples
 items (units) with replacement; to keep a thousand resamples cheap it works on per-unit
 coincidence contributions (one matrix product for all resamples) and reproduces the package's
 formula exactly, which tests/analysis/test_agreement.py checks resample by resample.
@@ -74,13 +78,50 @@ def rating_counts(units, values, *, level: str) -> tuple[np.ndarray, np.ndarray]
 
 
 def alpha_from_counts(counts: np.ndarray, domain: np.ndarray, level: str) -> float | None:
-    """Krippendorff's alpha from the package; None when it is undefined (no pairs, one value)."""
+    """Krippendorff's alpha from the package; None when it is undefined (no pairs, one value).
+    Past PACKAGE_CELLS the same formula over distinct unit rows (see the module docstring)."""
     if counts.shape[0] == 0 or counts.sum() < 2 or (counts.sum(axis=0) > 0).sum() < 2:
         return None
     if level == "nominal":
         domain = np.arange(len(domain))  # the package wants numbers; codes keep nominal meaning
-    value = krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
+    if counts.shape[0] * counts.shape[1] ** 2 > PACKAGE_CELLS:
+        # Units with fewer than two ratings pair with nothing (zero in the package too).
+        flat, sizes = _unit_coincidences(counts[counts.sum(axis=1) >= 2])
+        value = _alphas((sizes.astype(float) @ flat)[None, :], domain, level)[0]
+    else:
+        value = krippendorff.alpha(value_counts=counts, value_domain=domain,
+                                   level_of_measurement=level)
     return None if not np.isfinite(value) else float(value)
+
+
+PACKAGE_CELLS = 4_000_000
+
+
+def _unit_coincidences(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(flat coincidences of each distinct unit row [G, V*V], how many units have it [G]).
+    The distinct rows come sorted, so sums over them do not depend on the order the units
+    were read in."""
+    groups, sizes = np.unique(counts, axis=0, return_counts=True)
+    n_values = groups.shape[1]
+    m = groups.sum(axis=1)
+    # Each unit's coincidences: (n_u n_u^T - diag(n_u)) / (m_u - 1).
+    per_unit = (groups[:, :, None] * groups[:, None, :]).astype(float)
+    per_unit[:, np.arange(n_values), np.arange(n_values)] -= groups
+    per_unit /= (m - 1)[:, None, None]
+    return per_unit.reshape(len(groups), -1), sizes
+
+
+def _alphas(coincidences: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
+    """Alpha of each row of flat coincidence matrices [B, V*V] (NaN where undefined)."""
+    n_values = len(domain)
+    coincidences = coincidences.reshape(len(coincidences), n_values, n_values)
+    n_v = coincidences.sum(axis=2)
+    n = n_v.sum(axis=1)
+    delta = _distances(domain, n_v, level)
+    observed = (coincidences * delta).sum(axis=(1, 2))
+    expected = (n_v[:, :, None] * n_v[:, None, :] * delta).sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1.0 - (n - 1) * observed / expected
 
 
 def _distances(domain: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
@@ -114,25 +155,11 @@ def bootstrap_alphas(
     are then one matrix product. The distinct rows come sorted, so the CI depends on the
     data only, not on the order the units were read in.
     """
-    groups, sizes = np.unique(counts, axis=0, return_counts=True)
-    n_values = groups.shape[1]
-    m = groups.sum(axis=1)
-    # Each unit's coincidences: (n_u n_u^T - diag(n_u)) / (m_u - 1).
-    per_unit = (groups[:, :, None] * groups[:, None, :]).astype(float)
-    per_unit[:, np.arange(n_values), np.arange(n_values)] -= groups
-    per_unit /= (m - 1)[:, None, None]
-    flat = per_unit.reshape(len(groups), -1)
-    coincidences = np.empty((n_boot, n_values * n_values))
+    flat, sizes = _unit_coincidences(counts)
+    coincidences = np.empty((n_boot, flat.shape[1]))
     for start, weights in resample_weights(sizes, n_boot=n_boot, seed=seed):
         coincidences[start:start + len(weights)] = weights @ flat
-    coincidences = coincidences.reshape(n_boot, n_values, n_values)
-    n_v = coincidences.sum(axis=2)
-    n = n_v.sum(axis=1)
-    delta = _distances(domain, n_v, level)
-    observed = (coincidences * delta).sum(axis=(1, 2))
-    expected = (n_v[:, :, None] * n_v[:, None, :] * delta).sum(axis=(1, 2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        alphas = 1.0 - (n - 1) * observed / expected
+    alphas = _alphas(coincidences, domain, level)
     return alphas[np.isfinite(alphas)]
 
 

@@ -11,7 +11,7 @@ from scipy import stats
 
 from . import N_BOOT
 from .agreement import alpha_from_counts, bootstrap_alphas, value_counts
-from .judges import human_consensus
+from .judges import consensus_values, human_consensus
 from .system_level import system_correlation_intervals
 
 KEYS = ["question", "part"]
@@ -343,10 +343,10 @@ def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT,
     """Each human against the consensus of the other humans on the items they share (leave
     one out): how well a human matches the rest, the ceiling a judge can be held to.
 
-    Vectorised: every rating is paired with the other ratings of its item and part (a self
-    join), and the consensus rule runs once over (rater, item) keys. With `per_worker` False
-    (large crowds) one pooled row, `judge` "all humans", pairs every rating with the
-    consensus of the others.
+    Per part, every rating is paired with the other ratings of its item (index arrays, not a
+    joined frame: a million ratings by five raters per item make four million pairs), and the
+    consensus rule runs once over (rater, item) keys. With `per_worker` False (large crowds)
+    one pooled row, `judge` "all humans", pairs every rating with the consensus of the others.
     """
     ratings = humans.dropna(subset=["value"]).drop_duplicates(["worker", *KEYS, "item"],
                                                                keep="last")
@@ -354,26 +354,52 @@ def human_ceiling(humans: pd.DataFrame, levels: dict, *, n_boot: int = N_BOOT,
         return pd.DataFrame(columns=COLUMNS)
     # One integer per (rater, item), numbered in sorted order: a compact key, and the pooled
     # row's resamples do not depend on the order rows were read in.
-    ratings = ratings.assign(key=ratings.groupby(["worker", "item"], sort=True).ngroup())
-    own = ratings[["key", "worker", "item", "system", *KEYS, "value"]]
-    cross = own.merge(ratings[["item", *KEYS, "worker", "value"]], on=["item", *KEYS],
-                      suffixes=("", "_other"))
-    cross = cross[cross["worker"] != cross["worker_other"]]
-    if cross.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    reference = human_consensus(
-        cross[["key", *KEYS, "value_other"]].rename(columns={"key": "item",
-                                                             "value_other": "value"}), levels)
-    paired = own.merge(reference.rename(columns={"item": "key"}), on=["key", *KEYS],
-                       suffixes=("_judge", "_human"))
-    if not per_worker:
-        paired = paired.assign(worker="all humans")
+    key = ratings.groupby(["worker", "item"], sort=True).ngroup().to_numpy()
+    columns = {name: ratings[name].to_numpy() for name in ("worker", "item", "system", "value")}
     rows = []
-    for (worker, question, part), group in paired.groupby(["worker", *KEYS], sort=True):
+    for (question, part), at in ratings.groupby(KEYS, sort=True).indices.items():
         level = levels.get((question, part))
         if level is None:
             continue
-        unit = group["key"] if not per_worker else group["item"]
-        rows.append({"judge": worker, "question": question, "part": part, "level": level,
-                     **align(group.assign(item=unit.to_numpy()), level, n_boot=n_boot)})
+        paired = _ceiling_pairs(key[at], {k: v[at] for k, v in columns.items()}, level)
+        if not per_worker:
+            paired = paired.assign(worker="all humans")
+        for worker, group in paired.groupby("worker", sort=True):
+            unit = group["key"] if not per_worker else group["item"]
+            rows.append({"judge": worker, "question": question, "part": part, "level": level,
+                         **align(group.assign(item=unit.to_numpy()), level, n_boot=n_boot)})
+    rows.sort(key=lambda row: (row["judge"], row["question"], row["part"]))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _ceiling_pairs(key: np.ndarray, columns: dict, level: str) -> pd.DataFrame:
+    """One part's ratings that have other ratings of their item, each with the consensus of
+    those others (value_human) beside its own value (value_judge)."""
+    own, other = _other_ratings(pd.factorize(columns["item"])[0])
+    if not len(own):
+        return pd.DataFrame(columns=["key", "worker", "item", "system", "value_judge",
+                                     "value_human"])
+    others = pd.DataFrame({"key": key[own], "value": columns["value"][other]})
+    reference = consensus_values(others, level, keys=("key",)).set_index("key")["value"]
+    del others
+    rated = np.unique(own)
+    return pd.DataFrame({"key": key[rated], "worker": columns["worker"][rated],
+                         "item": columns["item"][rated], "system": columns["system"][rated],
+                         "value_judge": columns["value"][rated],
+                         "value_human": reference.reindex(key[rated]).to_numpy()})
+
+
+def _other_ratings(units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(own, other): every pair of two different ratings of one unit, as row indices, the
+    others of a rating in the order the ratings came."""
+    order = np.argsort(units, kind="stable")
+    ordered = units[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, len(units)])
+    size_of = np.repeat(sizes, sizes)  # per ordered rating: how many ratings its unit has
+    own = np.repeat(np.arange(len(units)), size_of)
+    first = np.repeat(np.cumsum(size_of) - size_of, size_of)  # where own's block begins
+    other = np.repeat(np.repeat(starts, sizes), size_of) + (np.arange(len(own)) - first)
+    del first
+    keep = own != other
+    return order[own[keep]], order[other[keep]]

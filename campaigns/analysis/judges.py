@@ -11,16 +11,19 @@ import pandas as pd
 KEYS = ["question", "part"]
 
 
-def _consensus(group: pd.DataFrame, level: str) -> pd.DataFrame:
-    """Per item of one part. Nominal: the most frequent value (the smallest on a tie);
-    ordinal: the median, with an even number of raters the midpoint of the two middle values
-    (it may fall between two scale points, where no single rater's value is favoured);
-    interval and ratio: the mean. Vectorised."""
-    keys = [*KEYS, "item"]
+def consensus_values(group: pd.DataFrame, level: str, keys: tuple = (*KEYS, "item")
+                     ) -> pd.DataFrame:
+    """Per item of one part (the `keys` columns name it; the rows of one key in their order).
+    Nominal: the most frequent value (the smallest on a tie); ordinal: the median, with an even
+    number of raters the midpoint of the two middle values (it may fall between two scale
+    points, where no single rater's value is favoured); interval and ratio: the mean.
+    Vectorised."""
+    keys = list(keys)
     if level == "nominal":
         counts = group.assign(value=group["value"].astype(str)).groupby(
             [*keys, "value"], sort=False).size().rename("n").reset_index()
-        counts = counts.sort_values([*keys, "n", "value"], ascending=[True] * 3 + [False, True])
+        counts = counts.sort_values([*keys, "n", "value"],
+                                    ascending=[True] * len(keys) + [False, True])
         return counts.drop_duplicates(keys)[[*keys, "value"]]
     numbers = group.assign(value=group["value"].astype(float))
     how = "median" if level == "ordinal" else "mean"
@@ -33,7 +36,7 @@ def human_consensus(frame: pd.DataFrame, levels: dict) -> pd.DataFrame:
     for (question, part), group in frame.dropna(subset=["value"]).groupby(KEYS, sort=False):
         level = levels.get((question, part))
         if level is not None:
-            parts.append(_consensus(group[[*KEYS, "item", "value"]], level))
+            parts.append(consensus_values(group[[*KEYS, "item", "value"]], level))
     if not parts:
         return pd.DataFrame(columns=[*KEYS, "item", "value"])
     return pd.concat(parts, ignore_index=True)

@@ -129,3 +129,20 @@ def test_the_table_has_a_row_per_question_part_at_its_level():
     assert table["n_items"].tolist() == [3, 3]
     assert table["alpha"].iloc[1] == pytest.approx(krippendorff.alpha(
         np.array([[0, 1, 1], [0, 0, 1]]), level_of_measurement="nominal"))
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_past_the_package_size_alpha_sums_distinct_units_and_equals_the_package(
+        level, monkeypatch):
+    """A million units would make the package hold gigabytes of per-unit matrices: past
+    PACKAGE_CELLS the same sums run over distinct unit rows, to the package's value."""
+    from campaigns.analysis import agreement
+
+    counts, domain = _repetitive_counts()
+    counts = np.vstack([counts, np.eye(len(domain), dtype=int)[:2]])  # units of one rating
+    expected = alpha_from_counts(counts, domain, level)
+    assert expected == pytest.approx(krippendorff.alpha(
+        value_counts=counts, value_domain=domain if level != "nominal" else
+        np.arange(len(domain)), level_of_measurement=level), abs=1e-12)
+    monkeypatch.setattr(agreement, "PACKAGE_CELLS", 0)
+    assert alpha_from_counts(counts, domain, level) == pytest.approx(expected, abs=1e-12)
