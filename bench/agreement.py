@@ -4,7 +4,7 @@ Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_analysis_bench \
        .venv/bin/python bench/agreement.py [--items 200000] [--raters 5] [--repeat 3] [--rebuild]
 
 200,000 items x 5 raters, about 5% of the ratings missing, one 1-5 likert question (ordinal).
-The data is generated in SQL (generate_series) once and reused. Timed in the same run,
+The data is generated in SQL once (bench/synthetic.py) and reused. Timed in the same run,
 interleaved (median of --repeat runs):
   reference: krippendorff.alpha on a ready 5 x 200,000 reliability matrix (the package alone)
   counts:    question_value_counts (database -> per-item value counts, read from the per-item
@@ -37,8 +37,8 @@ import krippendorff  # noqa: E402
 import numpy as np  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
-from django.db import connection  # noqa: E402
 
+from bench.synthetic import kept_or_built  # noqa: E402
 from campaigns.analysis.agreement import alpha_from_counts, krippendorff_alpha  # noqa: E402
 from campaigns.models import Annotation, Campaign  # noqa: E402
 from campaigns.selectors.analysis import (  # noqa: E402
@@ -49,53 +49,14 @@ from campaigns.selectors.analysis import (  # noqa: E402
 )
 
 SLUG = "bench-agreement"
-SCHEMA = {
-    "display": [{"field": "text", "label": "Text"}],
-    "questions": [{"id": "quality", "kind": "likert", "text": "Quality?",
-                   "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}],
-}
 MISSING = 0.05
 
 
-def generate(n_items: int, n_raters: int) -> Campaign:
-    """Items, raters, one submitted assignment per rater and their annotations, all in SQL."""
+def generate(n_items: int, n_raters: int, rebuild: bool) -> Campaign:
+    """Every rater rates every item (bench/synthetic.py), about 5% of the ratings left out."""
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
-    Campaign.objects.filter(slug=SLUG).delete()
-    campaign = Campaign.objects.create(owner=owner, slug=SLUG, name=SLUG, schema=SCHEMA,
-                                       status="live", annotations_per_item=n_raters)
-    with connection.cursor() as cur:
-        cur.execute("""
-            INSERT INTO campaigns_item (campaign_id, external_id, system, data, control,
-                slots_wanted, slots_taken, annotations_done, created_at)
-            SELECT %s, 'item-' || i, 'sys-' || (i %% 4), '{"text": "t"}'::jsonb, '',
-                   %s, 0, 0, now()
-            FROM generate_series(1, %s) AS i""", [campaign.pk, n_raters, n_items])
-        cur.execute("""
-            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at,
-                                          screened_out_reason)
-            SELECT %s, 'link', 'rater-' || r, now(), '' FROM generate_series(1, %s) AS r""",
-                    [campaign.pk, n_raters])
-        cur.execute("""
-            INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,
-                deadline, submitted_at, completion_code, study_id, session_id,
-                mturk_assignment_id, mturk_hit_id, turk_submit_to)
-            SELECT %s, w.id, md5(random()::text || w.id), 'submitted', now(), now(), now(),
-                   '', '', '', '', '', ''
-            FROM campaigns_worker w WHERE w.campaign_id = %s""", [campaign.pk, campaign.pk])
-        # Each item has a true score 1-5; a rater gives it +-1 (clamped), 5% of ratings missing.
-        cur.execute("""
-            INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id, worker_id,
-                answers, seconds_spent, created_at, updated_at)
-            SELECT %s, a.id, i.id, a.worker_id,
-                   jsonb_build_object('quality', greatest(1, least(5,
-                       1 + (i.id * 7919) %% 5 + floor(random() * 3)::int - 1))),
-                   5 + random() * 30, now(), now()
-            FROM campaigns_item i CROSS JOIN campaigns_assignment a
-            WHERE i.campaign_id = %s AND a.campaign_id = %s AND random() >= %s""",
-                    [campaign.pk, campaign.pk, campaign.pk, MISSING])
-        cur.execute("ANALYZE campaigns_annotation")
-        cur.execute("ANALYZE campaigns_itemtally")  # kept by the annotation triggers
-    return campaign
+    return kept_or_built(owner, slug=SLUG, items=n_items, rebuild=rebuild,
+                         raters_per_item=n_raters, missing=MISSING)
 
 
 def counts_pipeline(campaign: Campaign) -> tuple[float, dict]:
@@ -153,15 +114,7 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
-    campaign = Campaign.objects.filter(slug=SLUG).first()
-    expected = args.items * args.raters
-    if args.rebuild or campaign is None or not (
-            0.9 * expected < campaign.annotations.count() <= expected):
-        started = time.perf_counter()
-        campaign = generate(args.items, args.raters)
-        print(f"generated {campaign.annotations.count():,} ratings "
-              f"({args.items:,} items x {args.raters} raters, {MISSING:.0%} missing) "
-              f"in {time.perf_counter() - started:.1f} s")
+    campaign = generate(args.items, args.raters, args.rebuild)
     matrix = ready_matrix(campaign)
     print(f"ratings: {int(np.isfinite(matrix).sum()):,}; matrix {matrix.shape[0]} x "
           f"{matrix.shape[1]:,}")

@@ -5,10 +5,10 @@ Usage (not part of the test suite; needs PostgreSQL):
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_stats_bench \\
         .venv/bin/python bench/stats_scale.py [--sizes 100000,1000000] [--n-boot 1000] [--rebuild]
 
-For each size, a synthetic campaign is built once in SQL (generate_series, no Python rows):
-4 systems, items rated by 5 workers each out of a pool of 1 per 1,000 annotations, one 1-5
-likert question (each item has a true score, a worker adds -1..+1 and a personal offset), one
-submitted assignment per worker. Then, each in a child process of its own (peak RSS from the
+For each size, a synthetic campaign is built once in SQL by bench/synthetic.py: 4 systems,
+items rated by 5 workers each out of a pool of 1 per 1,000 annotations, one 1-5 likert question
+(each item has a true score, a worker adds noise and a personal offset), one submitted
+assignment per worker. Then, each in a child process of its own (peak RSS from the
 kernel's ru_maxrss, and the parent stops a child that passes --max-rss-mb so the shared machine
 never swaps):
 
@@ -45,83 +45,23 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotate.settings")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/annotate_stats_bench")
 
-SCHEMA = {
-    "display": [{"field": "text", "label": "Text"}],
-    "questions": [{"id": "quality", "kind": "likert", "text": "Quality?",
-                   "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}],
-}
 RATERS_PER_ITEM = 5
-SYSTEMS = 4
 
 
 def slug(size: int) -> str:
     return f"bench-stats-{size}"
 
 
-# --- building the campaign (in the parent) ---------------------------------------------------
-
-def build(size: int, rebuild: bool) -> None:
-    """The campaign of `size` annotations, generated in SQL; kept between runs."""
+def build(size: int, rebuild: bool):
+    """The campaign of `size` annotations (bench/synthetic.py), kept between runs."""
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
-    from campaigns.models import Annotation, Campaign
+    from bench.synthetic import kept_or_built
 
-    existing = Campaign.objects.filter(slug=slug(size)).first()
-    if existing and not rebuild and Annotation.objects.filter(campaign=existing).count() == size:
-        return
-    started = time.perf_counter()
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
-    Campaign.objects.filter(slug=slug(size)).delete()
-    campaign = Campaign.objects.create(owner=owner, slug=slug(size), name=slug(size),
-                                       schema=SCHEMA, status="live",
-                                       annotations_per_item=RATERS_PER_ITEM)
-    items, workers = size // RATERS_PER_ITEM, max(RATERS_PER_ITEM, size // 1000)
-    with connection.cursor() as cur:
-        cur.execute("""
-            INSERT INTO campaigns_item (campaign_id, external_id, system, data, control,
-                slots_wanted, slots_taken, annotations_done, created_at)
-            SELECT %s, 'item-' || i, 'sys-' || (i %% %s), '{"text": "t"}'::jsonb, '', %s, %s, 0,
-                   now()
-            FROM generate_series(1, %s) AS i""",
-                    [campaign.pk, SYSTEMS, RATERS_PER_ITEM, RATERS_PER_ITEM, items])
-        cur.execute("""
-            INSERT INTO campaigns_worker (campaign_id, platform, platform_id, created_at,
-                                          screened_out_reason)
-            SELECT %s, 'link', 'rater-' || r, now(), '' FROM generate_series(1, %s) AS r""",
-                    [campaign.pk, workers])
-        cur.execute("""
-            INSERT INTO campaigns_assignment (campaign_id, worker_id, token, status, started_at,
-                deadline, submitted_at, completion_code, study_id, session_id,
-                mturk_assignment_id, mturk_hit_id, turk_submit_to)
-            SELECT %s, w.id, md5(random()::text || w.id), 'submitted', now(), now(), now(),
-                   '', '', '', '', '', ''
-            FROM campaigns_worker w WHERE w.campaign_id = %s""", [campaign.pk, campaign.pk])
-        # Item k's raters are workers (5k + r) mod W: five different workers per item. True
-        # score 1-5 by item, plus the system's offset, the worker's offset and noise, clamped.
-        cur.execute("""
-            WITH i AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS k,
-                              substr(system, 5)::int AS s
-                       FROM campaigns_item WHERE campaign_id = %(c)s),
-                 a AS (SELECT array_agg(id ORDER BY id) AS ids,
-                              array_agg(worker_id ORDER BY id) AS workers
-                       FROM campaigns_assignment WHERE campaign_id = %(c)s)
-            INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id, worker_id,
-                answers, seconds_spent, created_at, updated_at)
-            SELECT %(c)s, a.ids[n + 1], i.id, a.workers[n + 1],
-                   jsonb_build_object('quality', greatest(1, least(5, round(
-                       1 + (i.k * 7919) %% 5 + 0.3 * i.s - 0.45 + (n %% 3 - 1) * 0.5
-                       + random() * 2 - 1)))::int),
-                   5 + random() * 30, now(), now()
-            FROM i CROSS JOIN generate_series(0, %(r)s - 1) AS r CROSS JOIN a
-            CROSS JOIN LATERAL (SELECT ((i.k * %(r)s + r) %% %(w)s)::int AS n) AS pick""",
-                    {"c": campaign.pk, "r": RATERS_PER_ITEM, "w": workers})
-        cur.execute("UPDATE campaigns_item SET annotations_done = %s WHERE campaign_id = %s",
-                    [RATERS_PER_ITEM, campaign.pk])
-        cur.execute("ANALYZE campaigns_annotation")
-        cur.execute("ANALYZE campaigns_item")
-    print(f"  built {size:,} annotations ({items:,} items, {workers:,} workers) in "
-          f"{time.perf_counter() - started:.0f}s")
+    return kept_or_built(owner, slug=slug(size), items=size // RATERS_PER_ITEM, rebuild=rebuild,
+                         raters_per_item=RATERS_PER_ITEM,
+                         workers=max(RATERS_PER_ITEM, size // 1000))
 
 
 # --- the children ------------------------------------------------------------------------------
