@@ -71,3 +71,27 @@ def test_a_campaign_without_answers_has_no_figure_but_nothing_fails():
              "best_worst": [], "error_spans": [], "judges": [], "confusion": [],
              "quality": [], "worker_reliability": [], "flagged_workers": [], "progress": []}
     assert figure_plans(empty) == []
+
+
+def test_thousands_of_workers_are_drawn_as_a_histogram_and_the_svg_stays_small():
+    """Up to MAX_POINTS workers a panel draws one marker each; beyond, the kept workers are a
+    histogram (the flagged still crosses), so the SVG does not grow with the worker pool. The
+    side record keeps every worker's value."""
+    from campaigns.analysis.figures.draw import MAX_POINTS
+
+    def drawn(n: int) -> tuple[dict, str]:
+        quality = [{"worker": f"w{i:05}", "median_seconds": 5.0 + (i * 7919 % 600) / 10}
+                   for i in range(n)]
+        statistics = {"quality": quality, "flagged_workers": ["w00003", "w00011"]}
+        (figure,) = draw_figures(statistics)
+        return figure, figure["svg"]
+
+    small, small_svg = drawn(MAX_POINTS)
+    large, large_svg = drawn(20 * MAX_POINTS)
+    markers = small_svg.count("<use ")
+    assert markers >= MAX_POINTS  # one per worker (and the legend's)
+    assert "histogram" not in small_svg and "histogram" in large_svg
+    assert large_svg.count("<use ") < markers / 10 and len(large_svg) < 1.2 * len(small_svg)
+    (panel,) = large["values"]["panels"]
+    assert len(panel["values"]) == 20 * MAX_POINTS and sum(panel["flagged"]) == 2
+    assert "w05999" in [row[0] for row in large["rows"]]
