@@ -148,7 +148,7 @@ def _histogram(ax, v, edges, style) -> None:
     counts, _ = np.histogram(v[np.isfinite(v)], bins=edges)
     height = counts / max(counts.max(), 1) * 0.8
     ax.stairs(height - 0.4, edges, baseline=-0.4, fill=True, alpha=0.5, color=style["color"],
-              label=f"{style['label']} ({len(v)}, histogram)")
+              label=f"{style['label']}, histogram")
 
 
 def line(values: dict):
