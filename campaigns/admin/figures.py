@@ -7,6 +7,7 @@ import base64
 
 from ..analysis.figures.headline import headline
 from ..services.statistics import Cached
+from .bounded import bounded
 
 
 def figures_context(cached: Cached | None, statistics: dict | None,
@@ -16,8 +17,13 @@ def figures_context(cached: Cached | None, statistics: dict | None,
     return {
         "figures": [{**f, "src": "data:image/svg+xml;base64,"
                      + base64.b64encode(f["svg"].encode()).decode("ascii"),
-                     "anchor": "figure-" + "".join(c if c.isalnum() else "-" for c in f["key"])}
+                     "anchor": "figure-" + "".join(c if c.isalnum() else "-" for c in f["key"]),
+                     "table": bounded(f["rows"], keep=_flagged if f["key"] == "workers" else None)}
                     for f in figures],
         "headline": sentences or (headline(statistics) if statistics else []),
     }
 
+
+
+def _flagged(row: list) -> bool:
+    return row[-1] == "yes"  # the workers figure's last column: flagged by quality control

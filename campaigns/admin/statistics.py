@@ -26,6 +26,7 @@ from ..services.bundles import report_bundle
 from ..services.imports import import_is_background, import_job_create, import_job_progress
 from ..services.judgments import judgments_import, read_judgment_file
 from ..services.statistics import Cached, Kind, statistics_request
+from .bounded import bounded
 from .figures import figures_context
 
 CHART_PARTS = ("", "total")  # one score chart per question (a rubric's total, not each criterion)
@@ -222,8 +223,20 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
         export_url=_url("admin:campaigns_campaign_export", campaign),
         report_url=_url("admin:campaigns_campaign_report", campaign),
+        **_bounded_tables(statistics, campaign, chosen),
         **figures_context(cached, statistics),
     ))
+
+
+def _bounded_tables(statistics: dict, campaign: Campaign, chosen: str) -> dict:
+    """The per-worker tables and the judged items' list, bounded (bounded.py): every flagged
+    worker and the item shown stay on the page."""
+    flagged = set(statistics["flagged_workers"])
+    judged = bounded(statistics["judged_items"], keep=lambda i: i == chosen)
+    return {"quality": bounded(statistics["quality"], keep=lambda r: r["flagged"]),
+            "reliability": bounded(statistics["worker_reliability"],
+                                   keep=lambda r: r["worker"] in flagged),
+            "judged_items": judged, "stats_api_url": reverse("api:stats", args=[campaign.slug])}
 
 
 class ReportOptionsForm(forms.Form):

@@ -176,6 +176,29 @@ JUDGED = [("A", ["x", "y"]), ("A", ["y", "x"]), ("B", ["y", "x"]), ("tie", ["x",
           ("A", ["y", "<z>"]), ("B", ["<z>", "y"]), ("A", ["<z>", "x"]), ("B", ["x", "<z>"])]
 
 
+def test_long_tables_are_bounded_keeping_flagged_workers_and_the_item_shown(
+        admin_client, owner, monkeypatch):
+    """Per-worker tables and the judged items' list show at most PAGE_ROWS rows (here the
+    flagged workers and one more) and say where the rest are; flagged workers and the item
+    asked for are kept before the others."""
+    campaign = _study(owner)
+    _page(admin_client, campaign)
+    whole = StatisticsResult.objects.get(campaign=campaign, kind="statistics").result
+    flagged = set(whole["flagged_workers"])
+    assert flagged and len(whole["quality"]) > len(flagged) + 1
+    monkeypatch.setattr("campaigns.admin.bounded.PAGE_ROWS", len(flagged) + 1)
+    page = _page(admin_client, campaign, item="i3")
+    table = page[page.index("Attention failed"):]
+    shown = re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>", table[:table.index("</table>")])
+    first = next(r["worker"] for r in whole["quality"] if r["worker"] not in flagged)
+    assert sorted(shown) == sorted(flagged | {first})
+    assert f"{len(whole['quality'])} workers, " in page and "statistics API" in page
+    assert 'list="stats-items" value="i3"' in page  # the item asked for is listed
+    assert 'option value="i3"' in page
+    figure = _cells(page, "Workers: reliability and speed</caption>")
+    assert {row[0] for row in figure[1:] if row[-1] == "yes"} == flagged
+
+
 def _page(client, campaign, **query):
     url = reverse("admin:campaigns_campaign_statistics", args=[campaign.pk])
     response = client.get(url, query)

@@ -14,6 +14,7 @@ from campaigns.analysis.design_tests import (
     unit_tests,
 )
 from campaigns.selectors.analysis import campaign_statistics
+from tests.analysis.figures.checks import assert_figures_plot_the_statistics
 from tests.analysis.test_spans import MQM_TSV, _mqm_campaign, _read_mqm_tsv
 from tests.shared_data import require
 
@@ -55,6 +56,17 @@ def test_the_wmt_mqm_sample_gets_warnings_lower_is_better_tests_and_clusters(own
     assert clusters[0]["mean"] == min(c["mean"] for c in clusters)
     numbers = [c["cluster"] for c in clusters]
     assert numbers == sorted(numbers) and numbers[0] == 1
+    # The figures: each system's penalty per segment, and its errors stacked by severity.
+    plotted = {p["key"]: p["values"] for p in assert_figures_plot_the_statistics(result)}
+    mqm = plotted[f"mqm:{spans['question']}"]
+    per_segment = penalty.mean(axis=1)
+    assert mqm["estimate"] == pytest.approx([per_segment[s] for s in mqm["labels"]])
+    stacked = plotted[f"errors_by_severity:{spans['question']}"]
+    marked = frame[frame["severity"] != "No-error"]
+    errors = marked.groupby(["system", marked["severity"].str.lower()]).size()
+    for series in stacked["series"]:
+        assert series["counts"] == [errors.get((s, series["name"]), 0)
+                                    for s in stacked["labels"]]
 
 
 def test_fewer_errors_win_and_intervals_of_penalties_stay_on_the_penalty_scale():

@@ -17,6 +17,7 @@ from campaigns.analysis.system_level import split_half_ceiling
 from campaigns.selectors.analysis import campaign_statistics
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
+from tests.analysis.figures.checks import assert_figures_plot_the_statistics
 from tests.analysis.test_realdata import _import_rubric, _story_ratings
 from tests.factories import make_campaign
 from tests.shared_data import SHARED, require
@@ -108,6 +109,13 @@ def test_gpt4_alignment_leaves_failed_outputs_out_and_matches_an_independent_com
         stats.spearmanr(system["h"], system["g"]).statistic)
     assert total["system_kendall"] == pytest.approx(
         stats.kendalltau(system["h"], system["g"]).statistic)
+    # The judge-vs-human scatter of totals plots the 24 system means computed here.
+    plotted = {p["key"]: p["values"] for p in assert_figures_plot_the_statistics(result)}
+    scatter = plotted["judge_systems:gpt-4:rubric.total"]
+    named = system.rename(index=lambda f: f.removeprefix("scored_").removesuffix("_comparison"))
+    assert sorted(scatter["labels"]) == sorted(named.index)
+    assert scatter["x"] == pytest.approx([named["h"][s] for s in scatter["labels"]])
+    assert scatter["y"] == pytest.approx([named["g"][s] for s in scatter["labels"]])
 
     # With the failed runs the item-level Pearson of totals collapses: why they are excluded.
     with_failed = campaign_statistics(campaign=campaign, n_boot=0,
@@ -174,6 +182,13 @@ def test_a_third_rater_as_judge_is_measured_against_the_two_humans_mean(owner):
     assert abs(row["mean_difference"]) < abs((judge - lower.reindex(judge.index)).mean())
     assert row["spearman"] == pytest.approx(stats.spearmanr(
         judge.sort_index(), consensus.sort_index()).statistic)
+    # Its confusion matrix: the judge's value against the humans' consensus, story by story.
+    plotted = {p["key"]: p["values"] for p in assert_figures_plot_the_statistics(result)}
+    matrix = plotted["confusion:third:coherence"]
+    both = pd.DataFrame({"human": consensus.reindex(judge.index), "judge": judge}).dropna()
+    assert sum(map(sum, matrix["matrix"])) == len(both)
+    diagonal = sum(row[i] for i, row in enumerate(matrix["matrix"]))
+    assert diagonal == (both["human"] == both["judge"]).sum()
     print(f"\nthird rater as judge: gap {gap:+.3f} against the mean of two "
           f"(lower median: {(judge - lower.reindex(judge.index)).mean():+.3f})")
 

@@ -15,6 +15,7 @@ from campaigns.importing import ImportRejected
 from campaigns.selectors.analysis import campaign_statistics, item_side_by_side
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
+from tests.analysis.figures.checks import assert_figures_plot_the_statistics
 from tests.factories import LIKERT_5, RUBRIC_SCHEMA, make_campaign
 from tests.shared_data import SHARED, require
 
@@ -115,6 +116,7 @@ def test_gpt4_rubric_agreement_matches_an_independent_computation(owner):
         alpha = "  n/a" if r["alpha"] is None else f"{r['alpha']:5.2f}"
         print(f"C{n:<2} {r['exact_agreement']:.2f}  {alpha}  {r['mean_difference']:+.3f}")
     print(f"Spearman of totals: {ours['total']['spearman']:.3f}")
+    assert_figures_plot_the_statistics(stats_)
 
     table = item_side_by_side(campaign=campaign, external_id=joined["key"].iloc[0])
     assert [r["part"] for r in table] == [f"C{n}" for n in range(1, 16)] + ["total"]
@@ -199,3 +201,10 @@ def test_story_ratings_alpha_and_system_means_match_an_independent_computation(o
         print(f"{aspect:16} {row['alpha']:.3f}  [{row['ci_low']:.3f}, {row['ci_high']:.3f}]"
               f"  {row['n_items']:5} {row['n_raters']:6}   "
               + ", ".join(f"{s} {m:.2f}" for s, m in expected_means["mean"].items()))
+    # Each aspect's score figure plots the means computed here, best first.
+    plotted = {p["key"]: p["values"] for p in assert_figures_plot_the_statistics(stats_)}
+    for aspect in ASPECTS:
+        expected = ratings[ratings["aspect"] == aspect].groupby("system")["rating"].mean()
+        v = plotted[f"scores:{aspect}"]
+        assert v["labels"] == sorted(expected.index, key=lambda s: (-expected[s], s))
+        assert v["estimate"] == pytest.approx([expected[s] for s in v["labels"]])

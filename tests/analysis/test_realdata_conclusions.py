@@ -16,6 +16,7 @@ from statsmodels.stats.multitest import multipletests
 from campaigns.selectors.analysis import campaign_statistics
 from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
+from tests.analysis.figures.checks import assert_figures_plot_the_statistics
 from tests.factories import make_campaign
 from tests.shared_data import SHARED, require
 
@@ -106,6 +107,14 @@ def test_da_raters_nested_in_language_pairs_name_no_winner_and_agreement_per_pai
         single = ratings[ratings.system == row["system"]]["score"]
         naive = 2 * 1.96 * single.std() / np.sqrt(len(single))
         assert row["ci_high"] - row["ci_low"] > 1.1 * naive
+    # The agreement figures plot the pooled alpha and each language pair's, computed above.
+    plotted = {p["key"]: p["values"] for p in assert_figures_plot_the_statistics(result)}
+    assert plotted["agreement"]["estimate"] == pytest.approx([alpha_of(ratings)])
+    per_pair = dict(zip(plotted["agreement_subsets"]["labels"],
+                        plotted["agreement_subsets"]["estimate"], strict=True))
+    for pair in ("en-de", "ru-en"):
+        assert per_pair[f"da (system={pair})"] == pytest.approx(alpha_of(
+            ratings[ratings["pair"] == pair]))
     print("\nDA alpha pooled {:.3f}, en-de {:.3f}, ru-en {:.3f}; p {:.2g} (no winner)".format(
         rows["null"]["alpha"], rows['{"system": "en-de"}']["alpha"],
         rows['{"system": "ru-en"}']["alpha"], comparison["p"]))
@@ -175,4 +184,10 @@ def test_compqa_systems_are_compared_paired_and_none_survives_correction(owner):
         low, high = stats.t.interval(0.95, 4, totals.mean(), stats.sem(totals))
         assert row["ci_method"] == "item_cluster_t"
         assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    # The total's figure: 25 systems, their t-intervals, one significance group (none differ).
+    plotted = {p["key"]: p["values"] for p in assert_figures_plot_the_statistics(holm)}
+    total = plotted["scores:rubric.total"]
+    assert len(total["labels"]) == 25 and len(set(total["groups"]) - {None}) <= 1
+    means = expert.groupby("system")["total"].mean()
+    assert total["estimate"] == pytest.approx([means[s] for s in total["labels"]])
     print(f"\nCompQA: {(p < 0.05).sum()} of 300 pairs below 0.05 unadjusted, 0 after Holm/BH")

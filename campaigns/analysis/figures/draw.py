@@ -112,7 +112,13 @@ def scatter(values: dict):
     return figure
 
 
+MAX_POINTS = 300  # workers drawn one by one per panel; beyond, a histogram keeps the SVG small
+
+
 def strip(values: dict):
+    """Per panel each worker's value, flagged workers as crosses; a panel of more workers than
+    MAX_POINTS draws the kept (and, if as many, the flagged) as a histogram instead, so that a
+    campaign of thousands of workers still gives a figure of a few tens of KB."""
     panels = values["panels"]
     figure = new_figure(0.4 + 0.9 * len(panels))
     axes = figure.subplots(len(panels), 1, squeeze=False)[:, 0]
@@ -121,16 +127,28 @@ def strip(values: dict):
         v = np.array(panel["values"], dtype=float)
         flagged = np.array(panel["flagged"], dtype=bool)
         jitter = rng.uniform(-0.25, 0.25, len(v))
-        ax.plot(v[~flagged], jitter[~flagged], "o", color=PALETTE[0], markersize=3,
-                alpha=0.8, label="kept")
-        ax.plot(v[flagged], jitter[flagged], "x", color=FLAGGED, markersize=4,
-                label="flagged")
+        edges = np.histogram_bin_edges(v[np.isfinite(v)], bins=40)
+        for chosen, style in ((~flagged, {"color": PALETTE[0], "label": "kept"}),
+                              (flagged, {"color": FLAGGED, "label": "flagged"})):
+            if chosen.sum() > MAX_POINTS:
+                _histogram(ax, v[chosen], edges, style)
+            elif style["label"] == "kept":
+                ax.plot(v[chosen], jitter[chosen], "o", markersize=3, alpha=0.8, **style)
+            else:
+                ax.plot(v[chosen], jitter[chosen], "x", markersize=4, **style)
         ax.set_yticks([])
         ax.set_ylim(-0.5, 0.5)
         ax.set_xlabel(panel["name"])
         ax.spines["left"].set_visible(False)
     axes[0].legend(loc="upper right", frameon=False, ncols=2, bbox_to_anchor=(1, 1.35))
     return figure
+
+
+def _histogram(ax, v, edges, style) -> None:
+    counts, _ = np.histogram(v[np.isfinite(v)], bins=edges)
+    height = counts / max(counts.max(), 1) * 0.8
+    ax.stairs(height - 0.4, edges, baseline=-0.4, fill=True, alpha=0.5, color=style["color"],
+              label=f"{style['label']}, histogram")
 
 
 def line(values: dict):

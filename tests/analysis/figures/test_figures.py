@@ -5,7 +5,6 @@ computed independently here."""
 from __future__ import annotations
 
 import base64
-import math
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -13,9 +12,9 @@ from django.contrib.auth import get_user_model
 
 from campaigns.analysis.figures import draw_figures, figure_plans
 from campaigns.selectors.analysis import campaign_statistics
+from tests.analysis.figures.checks import SVG, assert_figures_plot_the_statistics
 from tests.analysis.figures.samples import STARTERS, sample_campaign
 
-SVG = "{http://www.w3.org/2000/svg}"
 EXPECTED = {  # beyond agreement, workers and progress, which every sample campaign has
     "story-rating": {"scores:coherence", "scores:fluency", "scores:interest"},
     "movie-continuation": {"scores:"},
@@ -35,12 +34,6 @@ def sample(request, db):
     campaign = sample_campaign(owner, request.param)
     statistics = campaign_statistics(campaign=campaign, n_boot=100)
     return request.param, statistics, draw_figures(statistics, pdf=True)
-
-
-def _close(a, b) -> bool:
-    if a is None or b is None:
-        return a is b
-    return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
 
 
 def test_every_applicable_figure_is_drawn_and_plots_the_statistics(sample):
@@ -68,100 +61,9 @@ def _drawn(template, statistics, figures):
         assert all(len(row) == len(f["columns"]) for row in f["rows"])
 
 
-def _svg_text(svg: str) -> str:
-    root = ET.fromstring(svg)  # noqa: S314 - our own drawing
-    return " ".join("".join(t.itertext()) for t in root.iter(f"{SVG}text"))
-
-
 def _plotted(template, statistics, figures):
-    by_key = {f["key"]: f for f in figures}
-    _check_scores(statistics, by_key)
-    _check_agreement(statistics, by_key["agreement"])
-    _check_preference(statistics, by_key)
-    _check_best_worst_and_spans(statistics, by_key)
-    _check_workers(statistics, by_key["workers"])
-    days = statistics["progress"]
-    assert by_key["progress"]["values"]["y"] == [d["cumulative"] for d in days]
-    assert by_key["progress"]["values"]["y"][-1] == sum(d["annotations"] for d in days)
-
-
-def _check_scores(statistics, by_key):
-    clusters = {(r["question"], r["part"], r["system"]): r["cluster"]
-                for r in statistics["ranking"]}
-    for key, figure in by_key.items():
-        if not key.startswith("scores:"):
-            continue
-        question, _, part = key.removeprefix("scores:").partition(".")
-        rows = [r for r in statistics["system_scores"]
-                if r["question"] == question and r["part"] == part]
-        v = figure["values"]
-        assert sorted(v["labels"]) == sorted(r["system"] for r in rows)
-        assert v["estimate"] == sorted(v["estimate"], reverse=True)  # best first
-        for label, est, low, high, group in zip(v["labels"], v["estimate"], v["low"],
-                                                v["high"], v["groups"], strict=True):
-            row = next(r for r in rows if r["system"] == label)
-            assert (_close(est, row["mean"]) and _close(low, row["ci_low"])
-                    and _close(high, row["ci_high"]))
-            assert group == clusters.get((question, part, label))
-        text = _svg_text(figure["svg"])
-        assert all(label[:20] in text for label in v["labels"])
-
-
-def _check_agreement(statistics, figure):
-    pooled = [r for r in statistics["agreement"] if r["alpha"] is not None and not r["subset"]]
-    assert figure["values"]["estimate"] == [r["alpha"] for r in pooled]
-    assert figure["values"]["low"] == [r["ci_low"] for r in pooled]
-    assert figure["values"]["high"] == [r["ci_high"] for r in pooled]
-
-
-def _check_preference(statistics, by_key):
-    for e in statistics["pairwise_preference"]:
-        bt = by_key[f"bradley_terry:{e['question']}"]["values"]
-        assert bt["estimate"] == [r["strength"] for r in e["bradley_terry"]]
-        assert bt["notes"] == [f"rank {r['rank']} ({r['rank_low']}-{r['rank_high']})"
-                               for r in e["bradley_terry"]]
-        heat = by_key[f"win_rates:{e['question']}"]["values"]
-        for p in e["pairs"]:  # the cell of A against B: A's win rate, ties counting half
-            i, j = heat["rows"].index(p["system_a"]), heat["columns"].index(p["system_b"])
-            assert _close(heat["matrix"][i][j], p["win_rate_a"])
-            assert _close(heat["matrix"][j][i], 1 - p["win_rate_a"])
-            assert heat["text"][i][j] == f"{p['wins_a']}-{p['ties']}-{p['wins_b']}"
-            assert heat["text"][i][j] in _svg_text(by_key[f"win_rates:{e['question']}"]["svg"])
-
-
-def _check_best_worst_and_spans(statistics, by_key):
-    for e in statistics["best_worst"]:
-        v = by_key[f"best_worst:{e['question']}"]["values"]
-        assert v["estimate"] == [(r["best"] - r["worst"]) / r["appearances"]
-                                 for r in e["scores"]]
-    for e in statistics["error_spans"]:
-        v = by_key[f"mqm:{e['question']}"]["values"]
-        assert v["estimate"] == [r["mqm"] for r in e["mqm"]]
-        stacked = by_key[f"errors_by_severity:{e['question']}"]["values"]
-        for i, system in enumerate(stacked["labels"]):
-            plotted = sum(s["counts"][i] for s in stacked["series"])
-            assert plotted == sum(r["errors"] for r in e["errors_by_severity"]
-                                  if r["system"] == system)
-        if e["errors_by_category"]:
-            by_category = by_key[f"errors_by_category:{e['question']}"]["values"]
-            assert (sum(sum(s["counts"]) for s in by_category["series"])
-                    == sum(r["errors"] for r in e["errors_by_category"]))
-
-
-def _check_workers(statistics, figure):
-    panels = {p["name"]: p for p in figure["values"]["panels"]}
-    flagged = set(statistics["flagged_workers"])
-    speed = panels["median seconds per item"]
-    assert speed["values"] == [r["median_seconds"] for r in statistics["quality"]]
-    assert speed["flagged"] == [r["worker"] in flagged for r in statistics["quality"]]
-    # Dawid-Skene's figure of the workers with enough labels to have one (MACE's beside it
-    # stays in the tables).
-    shown = [r["reliability"] for r in statistics["worker_reliability"]
-             if r["model"] == "dawid_skene" and r["reliability"] is not None]
-    if shown:
-        assert panels["reliability (Dawid-Skene)"]["values"] == shown
-    else:
-        assert "reliability (Dawid-Skene)" not in panels
+    assert_figures_plot_the_statistics(statistics, figures)
+    assert [f["key"] for f in figures] == [p["key"] for p in figure_plans(statistics)]
 
 
 def test_a_campaign_without_answers_has_no_figure_but_nothing_fails():
@@ -169,3 +71,27 @@ def test_a_campaign_without_answers_has_no_figure_but_nothing_fails():
              "best_worst": [], "error_spans": [], "judges": [], "confusion": [],
              "quality": [], "worker_reliability": [], "flagged_workers": [], "progress": []}
     assert figure_plans(empty) == []
+
+
+def test_thousands_of_workers_are_drawn_as_a_histogram_and_the_svg_stays_small():
+    """Up to MAX_POINTS workers a panel draws one marker each; beyond, the kept workers are a
+    histogram (the flagged still crosses), so the SVG does not grow with the worker pool. The
+    side record keeps every worker's value."""
+    from campaigns.analysis.figures.draw import MAX_POINTS
+
+    def drawn(n: int) -> tuple[dict, str]:
+        quality = [{"worker": f"w{i:05}", "median_seconds": 5.0 + (i * 7919 % 600) / 10}
+                   for i in range(n)]
+        statistics = {"quality": quality, "flagged_workers": ["w00003", "w00011"]}
+        (figure,) = draw_figures(statistics)
+        return figure, figure["svg"]
+
+    small, small_svg = drawn(MAX_POINTS)
+    large, large_svg = drawn(20 * MAX_POINTS)
+    markers = small_svg.count("<use ")
+    assert markers >= MAX_POINTS  # one per worker (and the legend's)
+    assert "histogram" not in small_svg and "histogram" in large_svg
+    assert large_svg.count("<use ") < markers / 10 and len(large_svg) < 1.2 * len(small_svg)
+    (panel,) = large["values"]["panels"]
+    assert len(panel["values"]) == 20 * MAX_POINTS and sum(panel["flagged"]) == 2
+    assert "w05999" in [row[0] for row in large["rows"]]
