@@ -224,9 +224,9 @@ DATASETS = {
 
 # --- one replay through the product -------------------------------------------------------
 
-def replay(name: str, items, allocation: str, seed: int, args) -> dict[str, tuple[int, bool]]:
+def replay(name: str, items, allocation: str, seed: int, args) -> tuple[dict, list]:
     """Per conclusion, (judgments needed, whether it was reached) under `allocation` with
-    this seed (the order of each item's pool)."""
+    this seed (the order of each item's pool); and the judgments in the order they came."""
     _, schema, _, minimum, kind = DATASETS[name]
     owner = get_user_model().objects.get_or_create(username="bench-adaptive")[0]
     slug = f"replay-{name}-{allocation}-{seed}"
@@ -278,18 +278,37 @@ def replay(name: str, items, allocation: str, seed: int, args) -> dict[str, tupl
     campaign.delete()
     # Not reached when the work ran out: the researcher would need all the data (and more).
     return {name: (count, True) if count is not None else (len(full_log), False)
-            for name, count in needed.items()}
+            for name, count in needed.items()}, log
 
 
-def one_seed(job) -> tuple[int, dict, dict]:
+def same_budget_taus(items, uniform_log, adaptive_log) -> tuple[int, float, float]:
+    """(judgments the adaptive replay used in all, its segment-order tau to the full data, and
+    uniform's tau after as many judgments): whether a strategy that stops short does better
+    than uniform would with the same budget."""
+    full_log = [(key[:200], answer) for key, _, pool in items for answer in pool]
+    reference, keys = item_means(full_log), sorted(item_means(full_log))
+
+    def tau(log):
+        now = item_means(log)
+        if any(k not in now for k in keys):
+            return float("nan")
+        return float(stats.kendalltau([reference[k] for k in keys], [now[k] for k in keys])[0])
+
+    n = len(adaptive_log)
+    return n, tau(adaptive_log), tau(uniform_log[:n])
+
+
+def one_seed(job) -> tuple[int, dict, dict, tuple | None]:
     name, seed, args = job
     connection.close()  # a forked process opens its own connection
     with connection.cursor() as cursor:  # a replay, not a durability test: no fsync per save
         cursor.execute("SET synchronous_commit TO off")
-    loader, _, strategy, _, _ = DATASETS[name]
+    loader, _, strategy, _, kind = DATASETS[name]
     items = loader()
-    return seed, replay(name, items, "uniform", seed, args), replay(name, items, strategy,
-                                                                     seed, args)
+    uniform, uniform_log = replay(name, items, "uniform", seed, args)
+    adaptive, adaptive_log = replay(name, items, strategy, seed, args)
+    budget = same_budget_taus(items, uniform_log, adaptive_log) if kind == "items" else None
+    return seed, uniform, adaptive, budget
 
 
 def shown(count: int, reached: bool) -> str:
@@ -334,14 +353,28 @@ def main() -> int:
         jobs = [(name, seed, args) for seed in
                 range(args.first_seed, args.first_seed + args.seeds)]
         connection.close()
+        budgets = []
         with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
             rows = []
-            for seed, uniform, adaptive in pool.imap(one_seed, jobs):
+            for seed, uniform, adaptive, budget in pool.imap(one_seed, jobs):
                 rows.append((seed, uniform, adaptive))
                 print(f"  {name} seed {seed}: " + "; ".join(
                     f"[{c}] uniform {shown(*uniform[c])}, {strategy} {shown(*adaptive[c])} "
                     f"({adaptive[c][0] / uniform[c][0]:.2f}x)" for c in uniform), flush=True)
+                if budget:
+                    budgets.append(budget)
+                    print(f"    {strategy} used {budget[0]} judgments in all: tau {budget[1]:.3f} "
+                          f"to the full data; uniform after as many: {budget[2]:.3f}",
+                          flush=True)
         report(name, rows, args, started)
+        if budgets:
+            print(f"{name} [same budget]: {strategy} ends at tau "
+                  f"{statistics.median(b[1] for b in budgets):.3f} (median; range "
+                  f"{min(b[1] for b in budgets):.3f}-{max(b[1] for b in budgets):.3f}) with a "
+                  f"median {statistics.median(b[0] for b in budgets):.0f} judgments; uniform "
+                  f"with as many: {statistics.median(b[2] for b in budgets):.3f} "
+                  f"({min(b[2] for b in budgets):.3f}-{max(b[2] for b in budgets):.3f})",
+                  flush=True)
     return 0
 
 
