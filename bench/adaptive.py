@@ -4,7 +4,7 @@ product's own claim and save functions on a real database.
 Usage (not part of the test suite; needs a migrated PostgreSQL database):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_adaptive \\
-        .venv/bin/python bench/adaptive.py [--seeds 5] [--data compqa,story,da]
+        .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 3] [--data compqa,story,da,chat]
 
 Each replay is a live campaign whose items carry a pool of real judgments; simulated workers
 arrive one after another, each claims one item with `assignment_claim` and saves the next
