@@ -4,7 +4,7 @@ product's own claim and save functions on a real database.
 Usage (not part of the test suite; needs a migrated PostgreSQL database):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_adaptive \\
-        .venv/bin/python bench/adaptive.py [--seeds 5] [--data compqa,story,da]
+        .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 3] [--data compqa,story,da,chat]
 
 Each replay is a live campaign whose items carry a pool of real judgments; simulated workers
 arrive one after another, each claims one item with `assignment_claim` and saves the next
@@ -19,23 +19,33 @@ conclusion matches the full data's at every later check (every --check judgments
   (7 systems) on the 5 questions; one item per question and pair of systems (105 items), its
   pool the 15 rubric criteria, each a judgment: the system scoring higher on it wins, equal
   scores tie. Conclusion: Kendall tau >= 0.9 between the Bradley-Terry order of the
-  judgments so far and that of all of them.
+  judgments so far and that of all of them; and a second one, the same significant pairs
+  (the pairs of systems whose Bradley-Terry strengths differ at the 5% level with all the
+  judgments, and only those, differ in the same direction with the judgments so far).
 - story (ratings, adaptive_precision): the ScratchPlot coherence ratings (story_rating/), 100
   stories of 2 systems, 3 ratings each. Conclusion: every system's 95% interval half-width of
   the mean no wider than 1.1 times the widest with all the data.
 - da (ratings, dynamic_redundancy): MLQE-PE en-de direct assessments (translation_da/, 300
-  segments, 6 scores each) as one system per segment's quality band. Conclusion: Kendall
+  segments, 6 scores each), one item per segment. Conclusion: Kendall
   tau >= 0.9 between the segments' mean scores so far and with all 6 scores.
-- chat_preference (HH-RLHF) is not replayed: its rows name no systems (each is one judgment
-  between two unnamed transcripts), so there is no ranking for allocation to steer.
+- chat (HH-RLHF chat preferences, chat_preference/): not replayable, and `--data chat` reads
+  the file and prints why: each row holds only the chosen and the rejected transcript, with
+  no system, model or rater named, and each pair was judged once, so there is neither a
+  ranking nor a second judgment of anything for an allocation to steer.
 
-Prints, per data set, the judgments needed by uniform and by adaptive (median and range over
-the seeds) and the ratio adaptive / uniform per seed (median, min, max).
+A replay whose strategy runs out of work before its judgments reach the conclusion did not
+reach it: it counts as needing every judgment of the data (the researcher would have to go
+on to all of it) and is printed as "not reached". Prints, per data set and conclusion, the
+judgments needed by uniform and by adaptive (medians) and the ratio adaptive / uniform per
+seed (median and range). `--jobs` runs seeds in parallel processes, each its own
+connection.
 """
 from __future__ import annotations
 
 import argparse
 import ast
+import json
+import multiprocessing
 import os
 import statistics
 import sys
@@ -134,9 +144,30 @@ def tau_reached(reference: dict, now: dict) -> bool:
     return stats.kendalltau([reference[k] for k in keys], [now[k] for k in keys])[0] >= TAU
 
 
-def ranking_conclusion(full_log):
-    reference = bt_order([(k, a["preference"]) for k, a in full_log])
-    return lambda log: tau_reached(reference, bt_order([(k, a["preference"]) for k, a in log]))
+def bt_fit(log):
+    return bradley_terry_strengths(
+        [(a["order"][0], a["order"][1], {"A": 1.0, "B": 0.0, "tie": 0.5}[a["choice"]])
+         for _, a in log], {tuple(a["order"]) for _, a in log})
+
+
+def significant_pairs(fit) -> set[tuple[str, str]]:
+    """(better, worse) for every two systems whose strengths differ at the 5% level."""
+    out = set()
+    for i, a in enumerate(fit.systems):
+        for b in fit.systems[i + 1:]:
+            d, se = fit.difference(a, b)
+            if se > 0 and abs(d) > stats.norm.ppf(0.975) * se:
+                out.add((a, b) if d > 0 else (b, a))
+    return out
+
+
+def ranking_conclusions(full_log):
+    full = [(k, a["preference"]) for k, a in full_log]
+    reference, significant = bt_order(full), significant_pairs(bt_fit(full))
+    return {"tau": lambda log: tau_reached(
+                reference, bt_order([(k, a["preference"]) for k, a in log])),
+            "significant pairs": lambda log: significant_pairs(
+                bt_fit([(k, a["preference"]) for k, a in log])) == significant}
 
 
 def widths(log, system_of):
@@ -152,10 +183,11 @@ def widths(log, system_of):
     return out
 
 
-def precision_conclusion(full_log, system_of):
+def precision_conclusions(full_log, system_of):
     target = 1.1 * max(widths(full_log, system_of).values())
-    return lambda log: (len(w := widths(log, system_of)) == len(set(system_of.values()))
-                        and max(w.values()) <= target)
+    return {"half-width": lambda log: (len(w := widths(log, system_of))
+                                       == len(set(system_of.values()))
+                                       and max(w.values()) <= target)}
 
 
 def item_means(log):
@@ -165,9 +197,21 @@ def item_means(log):
     return {k: float(np.mean(v)) for k, v in values.items()}
 
 
-def item_ranking_conclusion(full_log):
+def item_ranking_conclusions(full_log):
     reference = item_means(full_log)
-    return lambda log: tau_reached(reference, item_means(log))
+    return {"tau": lambda log: tau_reached(reference, item_means(log))}
+
+
+def chat_not_replayable() -> str:
+    """Why the chat preferences cannot be replayed, read from the file itself."""
+    path = DATA / "chat_preference" / "harmless_base_test_first400.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    fields = sorted({key for row in rows for key in row})
+    pairs = {(row["chosen"], row["rejected"]) for row in rows}
+    return (f"chat: not replayable. {len(rows)} rows, fields {fields}: no system, model or "
+            f"rater is named, and {len(pairs)} distinct pairs of transcripts were each judged "
+            f"{len(rows) / len(pairs):.0f} time(s), so there is neither a ranking of systems "
+            f"nor a second judgment of any pair for an allocation to steer.")
 
 
 DATASETS = {
@@ -180,8 +224,9 @@ DATASETS = {
 
 # --- one replay through the product -------------------------------------------------------
 
-def replay(name: str, items, allocation: str, seed: int, args) -> int:
-    """Judgments needed under `allocation` with this seed (the order of each item's pool)."""
+def replay(name: str, items, allocation: str, seed: int, args) -> tuple[dict, list]:
+    """Per conclusion, (judgments needed, whether it was reached) under `allocation` with
+    this seed (the order of each item's pool); and the judgments in the order they came."""
     _, schema, _, minimum, kind = DATASETS[name]
     owner = get_user_model().objects.get_or_create(username="bench-adaptive")[0]
     slug = f"replay-{name}-{allocation}-{seed}"
@@ -206,10 +251,10 @@ def replay(name: str, items, allocation: str, seed: int, args) -> int:
     if allocation != "uniform":
         campaign_allocate(campaign=campaign)
     full_log = [(key[:200], answer) for key, _, pool in items for answer in pool]
-    reached = {"ranking": lambda: ranking_conclusion(full_log),
-               "precision": lambda: precision_conclusion(full_log, system_of),
-               "items": lambda: item_ranking_conclusion(full_log)}[kind]()
-    log, needed, n = [], None, 0
+    conclusions = {"ranking": lambda: ranking_conclusions(full_log),
+                   "precision": lambda: precision_conclusions(full_log, system_of),
+                   "items": lambda: item_ranking_conclusions(full_log)}[kind]()
+    log, needed, n = [], dict.fromkeys(conclusions), 0
     while True:
         worker = worker_get_or_create(campaign=campaign, platform="link", platform_id=f"r{n}")
         try:
@@ -225,45 +270,111 @@ def replay(name: str, items, allocation: str, seed: int, args) -> int:
         if allocation != "uniform" and n % args.every == 0:
             campaign_allocate(campaign=campaign)
         if n % args.check == 0:
-            ok = reached(log)
-            needed = (needed or n) if ok else None
-    if needed is None and reached(log):
-        needed = n
+            for name, reached in conclusions.items():
+                needed[name] = (needed[name] or n) if reached(log) else None
+    for name, reached in conclusions.items():
+        if needed[name] is None and reached(log):
+            needed[name] = n
     campaign.delete()
-    return needed if needed is not None else n
+    # Not reached when the work ran out: the researcher would need all the data (and more).
+    return {name: (count, True) if count is not None else (len(full_log), False)
+            for name, count in needed.items()}, log
+
+
+def same_budget_taus(items, uniform_log, adaptive_log) -> tuple[int, float, float]:
+    """(judgments the adaptive replay used in all, its segment-order tau to the full data, and
+    uniform's tau after as many judgments): whether a strategy that stops short does better
+    than uniform would with the same budget."""
+    full_log = [(key[:200], answer) for key, _, pool in items for answer in pool]
+    reference, keys = item_means(full_log), sorted(item_means(full_log))
+
+    def tau(log):
+        now = item_means(log)
+        if any(k not in now for k in keys):
+            return float("nan")
+        return float(stats.kendalltau([reference[k] for k in keys], [now[k] for k in keys])[0])
+
+    n = len(adaptive_log)
+    return n, tau(adaptive_log), tau(uniform_log[:n])
+
+
+def one_seed(job) -> tuple[int, dict, dict, tuple | None]:
+    name, seed, args = job
+    connection.close()  # a forked process opens its own connection
+    with connection.cursor() as cursor:  # a replay, not a durability test: no fsync per save
+        cursor.execute("SET synchronous_commit TO off")
+    loader, _, strategy, _, kind = DATASETS[name]
+    items = loader()
+    uniform, uniform_log = replay(name, items, "uniform", seed, args)
+    adaptive, adaptive_log = replay(name, items, strategy, seed, args)
+    budget = same_budget_taus(items, uniform_log, adaptive_log) if kind == "items" else None
+    return seed, uniform, adaptive, budget
+
+
+def shown(count: int, reached: bool) -> str:
+    return str(count) if reached else f"not reached ({count})"
+
+
+def report(name: str, rows, args, started: float) -> None:
+    loader, _, strategy, _, _ = DATASETS[name]
+    items = loader()
+    total = sum(len(pool) for _, _, pool in items)
+    for conclusion in rows[0][1]:
+        ratios = [a[conclusion][0] / u[conclusion][0] for _, u, a in rows]
+        missed = sum(not a[conclusion][1] for _, _, a in rows)
+        print(f"{name} [{conclusion}]: {len(items)} items, {total} judgments in all; "
+              f"{strategy} needs {statistics.median(ratios):.2f}x uniform's judgments (median "
+              f"of {len(rows)} seeds; range {min(ratios):.2f}-{max(ratios):.2f}; above 1x on "
+              f"{sum(r > 1 for r in ratios)}); uniform "
+              f"{statistics.median([u[conclusion][0] for _, u, _ in rows]):.0f}, adaptive "
+              f"{statistics.median([a[conclusion][0] for _, _, a in rows]):.0f} (medians); "
+              f"adaptive not reached on {missed}, uniform on "
+              f"{sum(not u[conclusion][1] for _, u, _ in rows)}; "
+              f"{time.perf_counter() - started:.0f}s", flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--data", default="compqa,story,da")
+    parser.add_argument("--data", default="compqa,story,da,chat")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds replayed at once")
     parser.add_argument("--every", type=int, default=10, help="judgments between job runs")
     parser.add_argument("--check", type=int, default=10, help="judgments between checks")
     parser.add_argument("--spread", type=float, default=10.0,
                         help="dynamic redundancy's agreement spread (DA points)")
     args = parser.parse_args()
-    with connection.cursor() as cursor:  # a replay, not a durability test: no fsync per save
-        cursor.execute("SET synchronous_commit TO off")
     for name in args.data.split(","):
-        loader, _, strategy, _, _ = DATASETS[name]
-        items = loader()
-        total = sum(len(pool) for _, _, pool in items)
+        if name == "chat":
+            print(chat_not_replayable(), flush=True)
+            continue
         started = time.perf_counter()
-        rows = []
-        for seed in range(args.first_seed, args.first_seed + args.seeds):
-            uniform = replay(name, items, "uniform", seed, args)
-            adaptive = replay(name, items, strategy, seed, args)
-            rows.append((uniform, adaptive, adaptive / uniform))
-            print(f"  {name} seed {seed}: uniform {uniform}, {strategy} {adaptive} "
-                  f"({adaptive / uniform:.2f}x)", flush=True)
-        ratios = [r for _, _, r in rows]
-        print(f"{name}: {len(items)} items, {total} judgments in all; {strategy} needs "
-              f"{statistics.median(ratios):.2f}x uniform's judgments (median of {args.seeds} "
-              f"seeds; range {min(ratios):.2f}-{max(ratios):.2f}); uniform "
-              f"{statistics.median([u for u, _, _ in rows]):.0f}, adaptive "
-              f"{statistics.median([a for _, a, _ in rows]):.0f} (medians); "
-              f"{time.perf_counter() - started:.0f}s", flush=True)
+        strategy = DATASETS[name][2]
+        jobs = [(name, seed, args) for seed in
+                range(args.first_seed, args.first_seed + args.seeds)]
+        connection.close()
+        budgets = []
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            rows = []
+            for seed, uniform, adaptive, budget in pool.imap(one_seed, jobs):
+                rows.append((seed, uniform, adaptive))
+                print(f"  {name} seed {seed}: " + "; ".join(
+                    f"[{c}] uniform {shown(*uniform[c])}, {strategy} {shown(*adaptive[c])} "
+                    f"({adaptive[c][0] / uniform[c][0]:.2f}x)" for c in uniform), flush=True)
+                if budget:
+                    budgets.append(budget)
+                    print(f"    {strategy} used {budget[0]} judgments in all: tau {budget[1]:.3f} "
+                          f"to the full data; uniform after as many: {budget[2]:.3f}",
+                          flush=True)
+        report(name, rows, args, started)
+        if budgets:
+            print(f"{name} [same budget]: {strategy} ends at tau "
+                  f"{statistics.median(b[1] for b in budgets):.3f} (median; range "
+                  f"{min(b[1] for b in budgets):.3f}-{max(b[1] for b in budgets):.3f}) with a "
+                  f"median {statistics.median(b[0] for b in budgets):.0f} judgments; uniform "
+                  f"with as many: {statistics.median(b[2] for b in budgets):.3f} "
+                  f"({min(b[2] for b in budgets):.3f}-{max(b[2] for b in budgets):.3f})",
+                  flush=True)
     return 0
 
 

@@ -211,10 +211,14 @@ DESIGN_NOTES = {
                "least-filled first.",
     "dynamic_redundancy": "dynamic redundancy: items whose raters agreed early stopped at the "
                           "minimum, the others got more. Per-item means and majority labels "
-                          "stay valid; per-item agreement and inter-rater reliability are "
-                          "biased (towards disagreement: the items that got more raters are "
-                          "those raters disagreed on), and a system mean that weights "
-                          "ratings rather than items over-weights the contested items.",
+                          "stay unbiased, but an item closed at the minimum rests on its "
+                          "first raters only (their agreement does not bring its mean closer "
+                          "to a full panel's), so an order of items by their means is noisier "
+                          "than uniform allocation's with the same budget; per-item agreement "
+                          "and inter-rater reliability are biased (towards disagreement: the "
+                          "items that got more raters are those raters disagreed on), and a "
+                          "system mean that weights ratings rather than items over-weights "
+                          "the contested items.",
     "adaptive_ranking": "adaptive ranking: the next judgments went to the system pairs whose "
                         "order was least certain. Bradley-Terry strengths stay consistent "
                         "(the choice of pair depends only on earlier outcomes, so the "

@@ -22,12 +22,19 @@ class AnnotationOutput(serializers.ModelSerializer):
     answers = serializers.JSONField()
     submitted_at = serializers.DateTimeField(source="updated_at",
                                              help_text="The last submit of these answers.")
+    allocation = serializers.CharField(
+        source="assignment.allocation",
+        help_text="The allocation strategy its assignment was handed out under (empty when no "
+                  "claim handed it out: judges, imports).")
+    allocation_epoch = serializers.IntegerField(
+        source="assignment.allocation_epoch", allow_null=True,
+        help_text="The campaign's priority epoch at that claim (null when unknown).")
 
     class Meta:
         model = Annotation
         fields = ["id", "item_id", "item", "system", "worker", "platform", "answers",
                   "seconds_spent", "seconds_first", "control_passed", "created_at",
-                  "submitted_at"]
+                  "submitted_at", "allocation", "allocation_epoch"]
         read_only_fields = fields
 
     def get_worker(self, annotation: Annotation) -> str:
@@ -68,7 +75,8 @@ class AnnotationListApi(APIView):
         filter by system, worker or submission time, and follow `next`."""
         campaign = campaign_for(request.user, slug)
         filters = validated(self.AnnotationFilterInput, request.query_params)
-        annotations = Annotation.objects.filter(campaign=campaign).select_related("item", "worker")
+        annotations = Annotation.objects.filter(campaign=campaign).select_related(
+            "item", "worker", "assignment")
         if "system" in filters:
             annotations = annotations.filter(item__system=filters["system"])
         if "worker" in filters:

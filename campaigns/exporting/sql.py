@@ -141,6 +141,8 @@ META = [
     ("a.seconds_spent", float_cell),
     ("a.seconds_first", float_cell),
     ("a.control_passed", lambda c: f"(CASE WHEN {c} THEN 'true' WHEN NOT {c} THEN 'false' END)"),
+    ("s.allocation", text_cell),
+    ("s.allocation_epoch", None),
 ]
 
 

@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from campaigns.exporting.pseudonyms import worker_pseudonym
-from campaigns.models import Annotation
+from campaigns.models import Annotation, Assignment
 from tests.api.conftest import make_annotation, make_items
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +29,15 @@ def test_it_lists_annotations_with_pseudonyms_not_platform_ids(api, campaign, an
     assert first["worker"] == worker_pseudonym(campaign_id=campaign.pk, platform="prolific",
                                                platform_id="W1")
     assert "W1" not in str(body)
+
+
+def test_each_annotation_says_the_allocation_it_was_handed_out_under(api, campaign,
+                                                                     annotations):
+    Assignment.objects.filter(pk=annotations[0].assignment_id).update(
+        allocation="adaptive_precision", allocation_epoch=4)
+    body = api.get(f"/api/campaigns/{campaign.slug}/annotations/").json()
+    assert [(a["allocation"], a["allocation_epoch"]) for a in body["results"][:2]] == [
+        ("adaptive_precision", 4), ("", None)]  # the second made without a claim
 
 
 def test_it_filters_by_system(api, campaign, annotations):

@@ -1,10 +1,14 @@
 """Export column planning: the meta columns, then a column per atomic answer of each kind."""
 import csv
 import io
+import json
 
 import pytest
 
 from campaigns.exporting import META_COLUMNS
+from campaigns.models import Item
+from campaigns.services.allocation import campaign_allocate
+from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
 from tests.factories import (
     CONTINUATION_SCHEMA,
     RUBRIC_SCHEMA,
@@ -103,3 +107,42 @@ def test_rubric_answers_with_other_keys_than_the_criteria_still_land_in_their_co
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [(r["rubric.C2"], r["rubric.C15"], r["rubric.total"]) for r in rows] == [
         ("1", "1", "15"), ("0", "", "0"), ("0", "1", "14")]
+
+
+def test_each_annotation_carries_the_allocation_it_was_handed_out_under(owner, export):
+    """Through the product's claim and save: the strategy and priority epoch of the claim,
+    and after a change of strategy the new ones, in every format."""
+    campaign = make_campaign(owner=owner, schema=CONTINUATION_SCHEMA,
+                             allocation="adaptive_precision", items_per_assignment=1)
+    for n in range(2):
+        Item.objects.create(campaign=campaign, external_id=f"i{n}", system="s",
+                            data={"prompt": "p", "completion": "c"},
+                            slots_wanted=campaign.annotations_per_item)
+    campaign_allocate(campaign=campaign)  # epoch 1
+
+    def answer(worker_name):
+        worker = worker_get_or_create(campaign=campaign, platform="link",
+                                      platform_id=worker_name)
+        assignment = assignment_claim(campaign=campaign, worker=worker)
+        annotation_submit(assignment=assignment, position=1,
+                          answers={"coherence": 4, "sentiment": 2}, seconds_spent=1)
+
+    answer("w1")
+    campaign.allocation = "uniform"
+    campaign.save(update_fields=["allocation"])
+    campaign_allocate(campaign=campaign)  # epoch 2
+    answer("w2")
+    make_annotation(campaign, item="direct", answers={"coherence": 1})  # made, not claimed
+
+    _, text = export(campaign, "csv")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert [(r["allocation"], r["allocation_epoch"]) for r in rows] == [
+        ("adaptive_precision", "1"), ("uniform", "2"), ("", "")]
+    _, lines = export(campaign, "jsonl")
+    records = [json.loads(line) for line in lines.splitlines()]
+    assert [(r["allocation"], r["allocation_epoch"]) for r in records] == [
+        ("adaptive_precision", 1), ("uniform", 2), ("", None)]
+    _, long_text = export(campaign, "csv-long")
+    long_rows = list(csv.DictReader(io.StringIO(long_text)))
+    assert {(r["allocation"], r["allocation_epoch"]) for r in long_rows} == {
+        ("adaptive_precision", "1"), ("uniform", "2"), ("", "")}

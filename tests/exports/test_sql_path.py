@@ -43,6 +43,8 @@ def _meta(n: int) -> dict:
         "study_id": text,
         "session_id": "" if n % 2 else "SE",
         "completion_code": text[::-1],
+        "allocation": ["", "uniform", "adaptive_ranking"][n % 3],
+        "allocation_epoch": [None, 0, 7][n % 3],
     }
 
 
