@@ -14,6 +14,8 @@ from csp.middleware import CheckableLazyObject
 from csp.middleware import CSPMiddleware as BaseCSPMiddleware
 from csp.utils import build_policy
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 
@@ -21,6 +23,13 @@ __all__ = ["CSPMiddleware"]
 
 _BUILT: dict[tuple[bool, str], str] = {}
 _BUILT_MAX = 64
+
+
+@receiver(setting_changed)
+def _forget_policies(setting: str, **_kwargs) -> None:
+    """A changed policy setting (tests only) builds the policies again."""
+    if setting.startswith("CONTENT_SECURITY_POLICY"):
+        _BUILT.clear()
 
 
 class CSPMiddleware(BaseCSPMiddleware):

@@ -17,6 +17,8 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Hashable, Mapping
 
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 from django.utils.html import conditional_escape
@@ -28,6 +30,12 @@ __all__ = ["Same", "filled", "render_filled"]
 _LAYOUTS: dict[Hashable, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
 _LAYOUTS_MAX = 512  # item pages per (campaign, language, position, progress): a few each
 _MARK = f"fill{secrets.token_hex(6)}x"  # letters and digits: no escaping changes it
+
+
+@receiver(setting_changed)
+def _forget_layouts(**_kwargs) -> None:
+    """A changed setting (tests only) may change any page: static addresses, languages."""
+    _LAYOUTS.clear()
 
 
 class Same:
