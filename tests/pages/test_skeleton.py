@@ -3,6 +3,7 @@ HTML as the template, escaping included, and falls back to the template where it
 import re
 
 import pytest
+from django.conf import settings
 from django.test import RequestFactory
 from django.urls import reverse
 
@@ -78,3 +79,16 @@ def test_a_filled_item_page_equals_the_rendered_one(client, owner):
     direct = _render_item(request, assignment, page, page_url=True).content.decode()
     assert SIGNED.sub("", html) == SIGNED.sub("", direct)
     assert 'name="form_key" value="' in html and 'name="started" value="' in html
+
+
+FILLED_TEMPLATES = ("base.html", "campaigns/item.html", "campaigns/done.html",
+                    "campaigns/_instructions.html", "campaigns/_questions.html",
+                    "campaigns/_display.html")
+PER_REQUEST = re.compile(r"\b(request|user|perms|messages|csrf_token)\b")
+
+
+@pytest.mark.parametrize("name", FILLED_TEMPLATES)
+def test_filled_pages_read_nothing_of_the_request_but_their_language(name):
+    source = (settings.BASE_DIR / "templates" / name).read_text()
+    tags = re.findall(r"{[{%].*?[%}]}", source, re.S)
+    assert not [t for t in tags if PER_REQUEST.search(t)], name
