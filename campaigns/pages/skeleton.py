@@ -9,11 +9,11 @@ pieces with the values, escaped as the template escapes them (safe strings, such
 fields rendered by their own template, as they are).
 
 The template stays the one description of the page: a layout is kept only when the filled-in
-HTML equals the template's own rendering of the same request, so a template that uses one of
-these values in any other way than printing it (a filter, a test) is simply rendered every time.
-That check sees one request only: the pages filled in this way read nothing of the request
-(no `request`, `user`, `messages` or `csrf_token` from the context processors) but the page's
-language, which is part of the key (tests/pages/test_skeleton.py keeps them so).
+HTML equals the template's own rendering of the same request (a template that alters a marker
+is rendered every time). That check sees one request only, so the templates print each filled
+value as it is (`{{ name }}`, no filter), and read nothing of the request (no `request`,
+`user`, `messages` or `csrf_token` from the context processors) but the page's language,
+which is part of the key: tests/pages/test_skeleton.py keeps them so.
 """
 from __future__ import annotations
 

@@ -92,3 +92,22 @@ def test_filled_pages_read_nothing_of_the_request_but_their_language(name):
     source = (settings.BASE_DIR / "templates" / name).read_text()
     tags = re.findall(r"{[{%].*?[%}]}", source, re.S)
     assert not [t for t in tags if PER_REQUEST.search(t)], name
+
+
+FILLED_VALUES = {  # template -> the values filled in per request (views/assignment.py, item.py)
+    "base.html": ["page_url"],
+    "campaigns/item.html": ["display_html", "started", "form_key", "form_action", "back_url"],
+    "campaigns/done.html": ["code", "mturk_submit_url", "mturk_assignment_id",
+                            "redirect_url", "another_url"],
+    "campaigns/_display.html": ["d.value"],
+}
+
+
+@pytest.mark.parametrize("name", FILLED_VALUES)
+def test_filled_values_are_printed_as_they_are(name):
+    """A filter on a filled value could agree with the plain value on the page that built
+    the layout and not on the next one: filled values are printed as {{ name }} only."""
+    source = (settings.BASE_DIR / "templates" / name).read_text()
+    for value in FILLED_VALUES[name]:
+        printed = re.findall(r"{{\s*([^}]*\b" + re.escape(value) + r"\b[^}]*?)\s*}}", source)
+        assert printed and set(printed) == {value}, (name, value, printed)
