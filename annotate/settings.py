@@ -51,7 +51,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "csp.middleware.CSPMiddleware",
+    # django-csp's, each distinct policy built once per process.
+    "annotate.http.csp.CSPMiddleware",
     # Inside CSP, outside everything that answers early (rate limits, errors): worker pages,
     # their error pages included, may be framed by MTurk and only by MTurk.
     "annotate.http.frames.WorkerFrameMiddleware",

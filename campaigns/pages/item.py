@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
@@ -19,6 +19,7 @@ from ..schema.outputs import shown_data
 from .conversations import chat_html, present_outputs
 from .fields import QuestionField, question_fields, timer_start
 from .markdown import render_item_markdown, render_markdown
+from .skeleton import Same, filled
 
 
 @lru_cache(maxsize=128)
@@ -92,6 +93,39 @@ def blank_widget_html(field: QuestionField, value: Any) -> SafeString | str:
     return cached[1]
 
 
+PLAIN_FORMATS = frozenset({"text", "pre"})  # a value printed as it is, escaped
+
+
+def display_html(schema: TaskSchema, item: Item, order_seed: str | None = None, *,
+                 outputs_context: SafeString | None | bool = False) -> SafeString:
+    """The item's fields as the page shows them above the questions (and the conversation
+    its outputs share, `outputs_context` when the caller has it), rendered by
+    templates/campaigns/_display.html; fields shown as plain text fill in the schema's layout
+    (pages.skeleton) instead."""
+    if outputs_context is False:
+        _, outputs_context = present_outputs(shown_data(item.data, order_seed), schema)
+    rows = display_rows(schema, item.data or {})
+
+    def render(values) -> str:
+        for n, row in enumerate(rows):
+            if f"v{n}" in values:
+                row["value"] = values[f"v{n}"]
+        return render_to_string("campaigns/_display.html", {
+            "display": rows, "outputs_context_html": outputs_context,
+            "text_dir": schema.text_direction})
+
+    if outputs_context or not all(d.format in PLAIN_FORMATS for d in schema.display):
+        return mark_safe(render({}))  # noqa: S308 (the template escaped every value)
+    return mark_safe(filled(("display", Same(schema)), render,  # noqa: S308 (as above)
+                            {f"v{n}": row["value"] for n, row in enumerate(rows)}))
+
+
+def blank_page_cacheable(schema: TaskSchema) -> bool:
+    """Is an unanswered item's page the same for every item but its fields (display_html)?
+    Not when a question's widget reads the item or shuffles its options."""
+    return not any(q.widget_reads_item or q.shuffles_options() for q in schema.questions)
+
+
 def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
                  values: dict | None = None, errors: dict | None = None,
                  preview: bool = False, order_seed: str | None = None) -> dict:
@@ -108,8 +142,7 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
         "campaign": campaign,
         "position": position,
         "total": total,
-        "display": display_rows(schema, item.data or {}),
-        "outputs_context_html": outputs_context,
+        "display_html": display_html(schema, item, outputs_context=outputs_context),
         "fields": fields,
         "fields_with_errors": [f for f in fields if f.errors],
         "loose_errors": loose,

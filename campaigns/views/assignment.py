@@ -21,11 +21,13 @@ a browser may not store inside MTurk's cross-site frame (forms.form_key_valid).
 """
 from __future__ import annotations
 
+import re
+from functools import lru_cache
 from urllib.parse import urlencode, urlsplit
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
@@ -34,9 +36,16 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
 from ..models import Assignment, Worker
-from ..pages.fields import timer_seconds
-from ..pages.item import form_expired, item_context, message_page
+from ..pages.fields import timer_seconds, timer_start
+from ..pages.item import (
+    blank_page_cacheable,
+    display_html,
+    form_expired,
+    item_context,
+    message_page,
+)
 from ..pages.language import activate_worker_language
+from ..pages.skeleton import Same, render_filled
 from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..work import (
@@ -74,15 +83,35 @@ CLOSED_MESSAGES = {
 # shortcuts.redirect(), which first tries each path as a view name (a failing reverse on
 # every claim and submit).
 def item_url(assignment: Assignment, position: int) -> str:
-    return reverse("campaigns:item", args=[assignment.token, position])
+    return _address("campaigns:item", assignment.token, position)
 
 
 def finish_url(assignment: Assignment) -> str:
-    return reverse("campaigns:finish", args=[assignment.token])
+    return _address("campaigns:finish", assignment.token)
 
 
 def done_url(assignment: Assignment) -> str:
-    return reverse("campaigns:done", args=[assignment.token])
+    return _address("campaigns:done", assignment.token)
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # campaigns.urls.TokenConverter's alphabet
+_SAMPLE_TOKEN, _SAMPLE_POSITION = "tokenSample0", 987654
+
+
+def _address(name: str, token: str, position: int | None = None) -> str:
+    """reverse() of an assignment page, from its pattern reversed once per process (a page
+    names several of these addresses; reverse() walks the URLconf each time)."""
+    args = [token] if position is None else [token, position]
+    if not _TOKEN.fullmatch(token) or not (position is None or 0 <= position <= 999999):
+        return reverse(name, args=args)
+    return _address_form(name, get_script_prefix(), len(args)).format(*args)
+
+
+@lru_cache(maxsize=32)
+def _address_form(name: str, script_prefix: str, n_args: int) -> str:
+    sample = reverse(name, args=[_SAMPLE_TOKEN, _SAMPLE_POSITION][:n_args])
+    form = sample.replace("{", "{{").replace("}", "}}").replace(_SAMPLE_TOKEN, "{0}", 1)
+    return form.replace(str(_SAMPLE_POSITION), "{1}", 1) if n_args == 2 else form
 
 
 def resume_url(assignment: Assignment) -> str:
@@ -250,20 +279,28 @@ def _with_order(schema, answers: dict, token: str, position: int) -> dict:
 
 def _render_item(request, assignment, page, *, values=None, errors=None, status=200,
                  page_url=False):
-    position = page.entry.position
-    context = item_context(campaign=assignment.campaign, item=page.entry.item,
-                           position=position, total=page.progress.total,
-                           values=values, errors=errors,
-                           order_seed=order_seed(assignment.token, page.entry.item.pk))
-    context["back_url"] = item_url(assignment, position - 1) if position > 1 else ""
-    context["answered"] = page.progress.answered  # the progress bar counts answers
-    context["assignment"] = assignment
-    context["form_key"] = form_key(_binding(assignment.token))
-    # The form posts to this item's address whichever URL answered with the page.
-    context["form_action"] = item_url(assignment, position)
-    if page_url:
-        context["page_url"] = context["form_action"]
-    return render(request, "campaigns/item.html", context, status=status)
+    """The item page; an unanswered one fills in the campaign's layout at this position
+    (pages.skeleton) instead of rendering every question again."""
+    position, item, campaign = page.entry.position, page.entry.item, assignment.campaign
+    seed = order_seed(assignment.token, item.pk)
+    schema = parse_schema_cached(campaign.schema)
+    action = item_url(assignment, position)  # posts here whichever URL answered with the page
+    key = None
+    if not values and not errors and blank_page_cacheable(schema):
+        key = (campaign.pk, campaign.name, campaign.instructions, campaign.examples,
+               Same(schema), position, page.progress.total, page.progress.answered)
+
+    def context() -> dict:
+        return {**item_context(campaign=campaign, item=item, position=position,
+                               total=page.progress.total, values=values, errors=errors,
+                               order_seed=seed),
+                "answered": page.progress.answered}  # the progress bar counts answers
+
+    return render_filled(request, "campaigns/item.html", key=key, status=status, values={
+        "display_html": display_html(schema, item, seed), "started": timer_start(),
+        "form_key": form_key(_binding(assignment.token)), "form_action": action,
+        "back_url": item_url(assignment, position - 1) if position > 1 else "",
+        "page_url": action if page_url else ""}, context=context)
 
 
 @csrf_exempt
@@ -326,23 +363,26 @@ def done_page(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _done(request: HttpRequest, assignment: Assignment, *, page_url: str = "") -> HttpResponse:
-    """The done page of a submitted assignment (`page_url` when it answers a POST)."""
+    """The done page of a submitted assignment (`page_url` when it answers a POST), filled in
+    per campaign and platform (pages.skeleton)."""
     campaign = assignment.campaign
     activate_worker_language(request, campaign)  # also when it answers the final save
     code = assignment.completion_code or completion_code_for(assignment)
-    context = {"campaign": campaign, "assignment": assignment, "code": code,
-               "page_url": page_url}
+    values = {"code": code, "page_url": page_url, "mturk_submit_url": "",
+              "mturk_assignment_id": "", "redirect_url": "", "another_url": ""}
     submit_to = clean_turk_submit_to(assignment.turk_submit_to)
     if submit_to and assignment.mturk_assignment_id:
-        context["mturk_submit_url"] = f"{submit_to}/mturk/externalSubmit"
+        values.update(mturk_submit_url=f"{submit_to}/mturk/externalSubmit",
+                      mturk_assignment_id=assignment.mturk_assignment_id)
     else:
-        redirect_url = completion_redirect_url(assignment, code)
-        if redirect_url:
-            context.update(redirect_url=redirect_url, redirect_pause=REDIRECT_PAUSE_SECONDS,
-                           platform_name=platform_name(redirect_url))
-        else:
-            context["another_url"] = _another_url(assignment)
-    return render(request, "campaigns/done.html", context)
+        values["redirect_url"] = completion_redirect_url(assignment, code) or ""
+        if not values["redirect_url"]:
+            values["another_url"] = _another_url(assignment)
+    platform = platform_name(values["redirect_url"]) if values["redirect_url"] else ""
+    return render_filled(
+        request, "campaigns/done.html", key=(campaign.name, platform), values=values,
+        context=lambda: {"campaign": campaign, "redirect_pause": REDIRECT_PAUSE_SECONDS,
+                         "platform_name": platform})
 
 
 def _another_url(assignment: Assignment) -> str:

@@ -29,7 +29,7 @@ def test_hardening_settings_with_debug_off():
         "print(s.SESSION_COOKIE_SECURE, s.CSRF_COOKIE_SECURE, s.SECURE_HSTS_SECONDS >= 31536000,"
         " s.SECURE_SSL_REDIRECT, s.STORAGES['staticfiles']['BACKEND'].startswith('whitenoise'),"
         " 'whitenoise.middleware.WhiteNoiseMiddleware' in s.MIDDLEWARE,"
-        " 'csp.middleware.CSPMiddleware' in s.MIDDLEWARE)"
+        " 'annotate.http.csp.CSPMiddleware' in s.MIDDLEWARE)"
     )
     result = run_python("-c", code, timeout=60, DEBUG="false", SECRET_KEY=SECRET)
     assert result.stdout.split() == ["True"] * 7, result.stdout + result.stderr

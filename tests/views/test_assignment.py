@@ -5,11 +5,12 @@ import json
 
 import pytest
 from django.test import Client
-from django.urls import reverse
+from django.urls import NoReverseMatch, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from campaigns.models import Annotation, Assignment, Item
+from campaigns.views import assignment as assignment_views
 from campaigns.work.completion import completion_code_for
 from tests.factories import ESA_SCHEMA, MQM_SCHEMA, make_campaign, mturk_worker_id, prolific_pid
 from tests.views.conftest import PROLIFIC, VALID_CONTINUATION, item_url, page_url, start
@@ -698,3 +699,17 @@ def test_an_expired_unfinished_assignment_cannot_be_finished(client, continuatio
     response = client.post(finish(assignment))
     assert response.status_code == 409
     assert Assignment.objects.get().status != "submitted"
+
+
+@pytest.mark.parametrize("name,args", [
+    ("campaigns:item", ["Ab-_09", 7]), ("campaigns:item", ["t", 0]),
+    ("campaigns:finish", ["Ab-_09"]), ("campaigns:done", ["x" * 64])])
+def test_page_addresses_are_reverses_of_the_routes(name, args):
+    assert assignment_views._address(name, *args) == reverse(name, args=args)
+
+
+def test_an_address_outside_the_routes_alphabet_is_refused_as_reverse_refuses_it():
+    with pytest.raises(NoReverseMatch):
+        assignment_views._address("campaigns:item", "bad token", 1)
+    with pytest.raises(NoReverseMatch):
+        assignment_views._address("campaigns:item", "good", 1_000_000)
