@@ -82,13 +82,14 @@ def _full_quota(campaign: Campaign, rules, worker: Worker) -> str | None:
     return None
 
 
-def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assignment]
-                   ) -> Assignment:
+def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assignment],
+                   qualify: Callable[[], None] | None = None) -> Assignment:
     """Run `claim` for a worker the intake's rules admit; else raise ScreenedOut.
 
-    A worker screened out before stays out; an ineligible answer screens out at once; with
-    quotas, the count and the claim share one transaction under the campaign's quota lock
-    (a worker who already holds a place is not counted again).
+    A worker screened out before stays out; an ineligible answer screens out at once; then
+    `qualify` (the qualification step) may stop the claim; with quotas, the count and the
+    claim share one transaction under the campaign's quota lock (a worker who already holds
+    a place is not counted again).
     """
     if worker.screened_out_at is not None:
         raise ScreenedOut(SCREENED_OUT_MESSAGE, extra={"reason": worker.screened_out_reason})
@@ -96,6 +97,8 @@ def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assig
     failed = screening_failure(list(rules), worker.intake or {})
     if failed is not None:
         _screen_out(worker, f"ineligible:{failed}")
+    if qualify is not None:
+        qualify()
     if not has_quotas(list(rules)):
         return claim()
     if Assignment.objects.filter(worker=worker, status__in=PLACE_HOLDING).exists():
