@@ -164,3 +164,4 @@ def test_a_campaign_without_a_test_claims_at_once(owner):
     worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w")
     assert assignment_claim(campaign=campaign, worker=worker)
     assert not Qualification.objects.exists()
+
