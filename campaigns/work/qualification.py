@@ -12,8 +12,9 @@ is screened out for good on the campaign (reason "qualification"). Answers are s
 QualificationAnswer, apart from the main annotations, and are given once: with feedback the
 expected answer is shown after each, so a second try would measure nothing.
 
-Workers who already hold or held an assignment on the campaign are not stopped by a test
-added later. Outcomes are shared within a group (same owner, same group name, same platform
+A worker whose quota is already full is screened out before the test rather than after it
+(the claim counts the quota again, under its lock). Workers who already hold or held an
+assignment on the campaign are not stopped by a test added later. Outcomes are shared within a group (same owner, same group name, same platform
 and participant id): a pass admits, a failure screens out, and a row carried over from the
 other campaign (`carried_from`) records it here.
 """
@@ -32,7 +33,7 @@ from ..models import Assignment, Campaign, Item, Qualification, QualificationAns
 from ..schema import SchemaInvalid, parse_schema_cached
 from ..schema.qualification import QualificationSettings, parse_qualification
 from ..schema.scoring import answer_values
-from .screening import SCREENED_OUT_MESSAGE, worker_screen_out
+from .screening import SCREENED_OUT_MESSAGE, quota_screen_out_early, worker_screen_out
 
 __all__ = ["QUALIFICATION_FAILED", "QualificationSaved", "qualification_answer",
            "qualification_by_token", "qualification_gate", "qualification_item_ids",
@@ -78,6 +79,7 @@ def qualification_gate(campaign: Campaign, worker: Worker, platform_ids: dict) -
     if current is None:
         if Assignment.objects.filter(worker=worker).exists():
             return  # started before the test was asked for
+        quota_screen_out_early(campaign, worker)  # no test for a place that is gone
         current = _carried_over(campaign, worker, settings) or _new_test(
             campaign, worker, settings, platform_ids)
         if current is None:

@@ -21,7 +21,8 @@ from ..models import Assignment, Campaign, Worker
 from ..schema import SchemaInvalid, parse_intake
 from ..schema.screening import ScreeningRule, answer_key, has_quotas, screening_failure
 
-__all__ = ["SCREENED_OUT_MESSAGE", "claim_screened", "intake_rules", "worker_screen_out"]
+__all__ = ["SCREENED_OUT_MESSAGE", "claim_screened", "intake_rules", "quota_screen_out_early",
+           "worker_screen_out"]
 
 SCREENED_OUT_MESSAGE = ("Thank you for your answers. This study is looking for other "
                         "participants, so there is no work for you in it.")
@@ -112,6 +113,18 @@ def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assig
             return claim()
         worker_screen_out(worker=worker, reason=f"quota:{full}")
     raise ScreenedOut(SCREENED_OUT_MESSAGE, extra={"reason": worker.screened_out_reason})
+
+
+def quota_screen_out_early(campaign: Campaign, worker: Worker) -> None:
+    """Screen out now a worker whose quota is already full, before a step that precedes the
+    claim (the qualification test), so that nobody takes a test for a place that is gone.
+    Read without the lock: the claim counts again under it."""
+    rules = intake_rules(campaign)
+    if not has_quotas(list(rules)):
+        return
+    full = _full_quota(campaign, rules, worker)
+    if full is not None:
+        _screen_out(worker, f"quota:{full}")
 
 
 def _screen_out(worker: Worker, reason: str):

@@ -7,7 +7,7 @@ from django.db.models import Sum
 
 from campaigns.errors import QualificationRequired, ScreenedOut, ServiceError
 from campaigns.models import Annotation, Assignment, Item, Qualification, QualificationAnswer
-from campaigns.work import assignment_claim, worker_get_or_create
+from campaigns.work import assignment_claim, worker_get_or_create, worker_record_intake
 from campaigns.work.qualification import qualification_answer
 from tests.factories import make_campaign, make_items
 
@@ -165,3 +165,19 @@ def test_a_campaign_without_a_test_claims_at_once(owner):
     assert assignment_claim(campaign=campaign, worker=worker)
     assert not Qualification.objects.exists()
 
+
+
+@pytest.mark.django_db
+def test_a_full_quota_screens_out_before_the_test(owner):
+    l1 = {"id": "l1", "kind": "choice", "text": "Your first language", "quota": {"de": 1},
+          "options": [{"value": "de", "label": "German"}, {"value": "fr", "label": "French"}]}
+    campaign = qualified_campaign(owner, intake_questions=[l1])
+    first = worker_record_intake(worker=start(campaign, "de1")[0], answers={"l1": "de"})
+    Qualification.objects.filter(worker=first).update(status="passed")
+    assignment_claim(campaign=campaign, worker=first)  # holds the only German place
+    late = worker_get_or_create(campaign=campaign, platform="prolific", platform_id="de2")
+    late = worker_record_intake(worker=late, answers={"l1": "de"})
+    with pytest.raises(ScreenedOut) as caught:
+        assignment_claim(campaign=campaign, worker=late)
+    assert caught.value.extra == {"reason": "quota:l1"}
+    assert not Qualification.objects.filter(worker=late).exists()  # no test taken for nothing
