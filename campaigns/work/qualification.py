@@ -14,9 +14,10 @@ expected answer is shown after each, so a second try would measure nothing.
 
 A worker whose quota is already full is screened out before the test rather than after it
 (the claim counts the quota again, under its lock). Workers who already hold or held an
-assignment on the campaign are not stopped by a test added later. Outcomes are shared within a group (same owner, same group name, same platform
-and participant id): a pass admits, a failure screens out, and a row carried over from the
-other campaign (`carried_from`) records it here.
+assignment on the campaign are not stopped by a test added later. Outcomes are shared within
+a group (same owner, same group name, same platform and participant id): a pass admits, a
+failure screens out, and a row carried over from the other campaign (`carried_from`)
+records it here.
 """
 from __future__ import annotations
 
