@@ -37,6 +37,9 @@ class Qualification(models.Model):
     # The platform's ids of the start (as an assignment stores them), for the claim after a
     # pass and for the proof of the same session when the participant comes back.
     platform_ids = models.JSONField(default=dict, blank=True)
+    # The start's limit on the main assignment's items (a Prolific start Prolific did not
+    # vouch for gets one item, views/entry.py); None: no limit.
+    max_items = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -192,7 +192,7 @@ def qualification_begin(request: HttpRequest, token: str) -> HttpResponse:
     ids = {k: v for k, v in test.platform_ids.items() if k in PLATFORM_ID_FIELDS}
     try:  # the token holder is the test's participant: their open work is theirs
         assignment = assignment_claim(campaign=test.campaign, worker=test.worker,
-                                      platform_ids=ids)
+                                      platform_ids=ids, max_items=test.max_items)
     except ScreenedOut as exc:  # e.g. the participant's quota filled meanwhile
         return screened_out_page(request, test.campaign, test.worker.platform,
                                  reason=exc.extra.get("reason", ""))

@@ -76,7 +76,7 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
     ids = _clean_platform_ids(platform_ids or {})
     return claim_screened(campaign, worker,
                           lambda: _claim_expiring(campaign, worker, ids, may_resume, max_items),
-                          qualify=lambda: qualification_gate(campaign, worker, ids))
+                          qualify=lambda: qualification_gate(campaign, worker, ids, max_items))
 
 
 def _claim_expiring(campaign: Campaign, worker: Worker, ids: dict, may_resume,

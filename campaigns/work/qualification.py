@@ -70,7 +70,8 @@ def qualification_item_ids(campaign: Campaign) -> list[int]:
     return [found[e] for e in settings.items if e in found]
 
 
-def qualification_gate(campaign: Campaign, worker: Worker, platform_ids: dict) -> None:
+def qualification_gate(campaign: Campaign, worker: Worker, platform_ids: dict,
+                       max_items: int | None = None) -> None:
     """Return when the worker may be handed work; raise QualificationRequired (their test,
     created now if new) or ScreenedOut (they failed it, here or in the group)."""
     settings = qualification_of(campaign)
@@ -82,7 +83,7 @@ def qualification_gate(campaign: Campaign, worker: Worker, platform_ids: dict) -
             return  # started before the test was asked for
         quota_screen_out_early(campaign, worker)  # no test for a place that is gone
         current = _carried_over(campaign, worker, settings) or _new_test(
-            campaign, worker, settings, platform_ids)
+            campaign, worker, settings, platform_ids, max_items)
         if current is None:
             return  # none of the test's items is left: nothing to test with
     if current.status == Qualification.Status.PASSED:
@@ -112,13 +113,14 @@ def _carried_over(campaign: Campaign, worker: Worker,
 
 
 def _new_test(campaign: Campaign, worker: Worker, settings: QualificationSettings,
-              platform_ids: dict) -> Qualification | None:
+              platform_ids: dict, max_items: int | None) -> Qualification | None:
     items = qualification_item_ids(campaign)
     if not items:
         return None
     return _created(Qualification(campaign=campaign, worker=worker, group=settings.group,
                                   items=items, pass_mark=settings.pass_mark, total=len(items),
-                                  platform_ids={k: v for k, v in platform_ids.items() if v}))
+                                  platform_ids={k: v for k, v in platform_ids.items() if v},
+                                  max_items=max_items))
 
 
 def _created(row: Qualification) -> Qualification:

@@ -129,3 +129,16 @@ def test_a_test_page_of_no_test_is_not_found(client, owner):
     campaign = qualified(owner)
     url = page_url(client.post(entry(campaign), PROLIFIC))
     assert client.get(url.replace("/1/", "/3/")).status_code == 404
+
+
+def test_a_start_prolific_does_not_vouch_for_still_gets_one_item_after_the_test(
+        client, owner, monkeypatch):
+    monkeypatch.setattr("campaigns.views.entry.prolific_participant_verified",
+                        lambda **_: False)
+    campaign = qualified(owner, items_per_assignment=3)
+    url = page_url(client.post(entry(campaign), PROLIFIC))
+    url = page_url(client.post(url, RIGHT))
+    outcome = client.post(url, RIGHT).content.decode()
+    begin = re.search(r'<form method="post" action="([^"]+)"', outcome).group(1)
+    client.post(begin)
+    assert Assignment.objects.get().items.filter(control="").count() == 1
