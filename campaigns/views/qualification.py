@@ -100,7 +100,7 @@ def qualification_item_page(request: HttpRequest, token: str, position: int) -> 
     if item is None:
         raise Http404("This test has no such item.")
     if answer is not None:  # answers are final: its feedback, or on to what comes next
-        if qualification_of(test.campaign) and qualification_of(test.campaign).feedback:
+        if _with_feedback(test):
             return _feedback(request, test, position)
         return HttpResponseRedirect(_next_url(test))
     if test.status != Qualification.Status.ACTIVE:
@@ -131,13 +131,17 @@ def _save(request: HttpRequest, test: Qualification, position: int) -> HttpRespo
             raise Http404(exc.message) from None
         return HttpResponseRedirect(test_outcome_url(test))  # over (another tab finished it)
     test = saved.qualification
-    settings = qualification_of(test.campaign)
-    if settings is not None and settings.feedback:
+    if _with_feedback(test):
         return _feedback(request, test, position, page_url=test_item_url(test, position))
     following = qualification_next_position(test)
     if following is None:
         return _outcome(request, test, page_url=test_outcome_url(test))
     return _render_item(request, test, following, page_url=True)
+
+
+def _with_feedback(test: Qualification) -> bool:
+    settings = qualification_of(test.campaign)
+    return settings is not None and settings.feedback
 
 
 def _next_url(test: Qualification) -> str:
