@@ -142,3 +142,13 @@ def test_a_start_prolific_does_not_vouch_for_still_gets_one_item_after_the_test(
     begin = re.search(r'<form method="post" action="([^"]+)"', outcome).group(1)
     client.post(begin)
     assert Assignment.objects.get().items.filter(control="").count() == 1
+
+
+def test_the_test_speaks_the_campaigns_language(client, owner):
+    campaign = qualified(owner, language="ar")
+    response = client.post(entry(campaign), PROLIFIC)
+    html = response.content.decode()
+    assert '<html lang="ar" dir="rtl">' in html
+    assert "اختبار التأهيل: تمت الإجابة عن 0 من 2" in html and "حفظ ومتابعة" in html
+    url = page_url(client.post(page_url(response), WRONG))
+    assert "شكرًا لإجرائك الاختبار" in client.post(url, WRONG).content.decode()
