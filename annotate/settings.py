@@ -386,13 +386,13 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Who may frame the worker pages (/c/, /a/): MTurk's ExternalQuestion hosts. Nobody frames
+# Who may frame the worker pages (/c/, /a/, /q/): MTurk's ExternalQuestion hosts. Nobody frames
 # any other page (frame-ancestors 'none', X-Frame-Options DENY).
 WORKER_FRAME_ANCESTORS = env.list(
     "WORKER_FRAME_ANCESTORS",
     default=["'self'", "https://www.mturk.com", "https://workersandbox.mturk.com"])
 
-# Rate limits on the worker pages (/c/, /a/), moving windows (annotate/http/ratelimit.py) kept
+# Rate limits on the worker pages (/c/, /a/, /q/), moving windows (annotate/http/ratelimit.py) kept
 # in Redis when the cache is Redis, else in process memory; a store that is down limits nobody.
 # A real worker submits at most one item every few seconds (a few requests each).
 RATELIMIT_ENABLED = env.bool("RATELIMIT_ENABLED", default=True)
@@ -419,7 +419,7 @@ ASSIGNMENT_RESERVATION_MINUTES = env.int("ASSIGNMENT_RESERVATION_MINUTES", defau
 
 # Request bodies, one limit per kind of path (annotate/http/limits.py), checked against
 # Content-Length before anything reads the body; larger is a 413 (page or JSON).
-# Worker pages (/c/, /a/): answers and start forms, never files.
+# Worker pages (/c/, /a/, /q/): answers and start forms, never files.
 WORKER_BODY_MAX_BYTES = env.int("WORKER_BODY_MAX_BYTES", default=1024 * 1024)
 # Admin pages and other forms (Django's own limit on form data, reused for the whole body).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=10 * 1024 * 1024)

@@ -50,3 +50,14 @@ class ScreenedOut(ServiceError):
     this campaign, now or later (`reason`: "ineligible:<question id>" or "quota:<id>")."""
 
     code, status = "screened_out", 403
+
+
+class QualificationRequired(ServiceError):
+    """The worker takes the campaign's qualification test before any work is handed out
+    (`qualification`: their test, campaigns/work/qualification.py)."""
+
+    code, status = "qualification_required", 403
+
+    def __init__(self, qualification):
+        super().__init__("Please take the short qualification test first.")
+        self.qualification = qualification

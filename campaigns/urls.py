@@ -40,4 +40,8 @@ urlpatterns = [
     path("a/<token:token>/<position:position>/", views.item_page, name="item"),
     path("a/<token:token>/finish/", views.finish_page, name="finish"),
     path("a/<token:token>/done/", views.done_page, name="done"),
+    path("q/<token:token>/", views.qualification_outcome_page, name="qualification"),
+    path("q/<token:token>/<position:position>/", views.qualification_item_page,
+         name="qualification-item"),
+    path("q/<token:token>/begin/", views.qualification_begin, name="qualification-begin"),
 ]

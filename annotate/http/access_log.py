@@ -1,9 +1,9 @@
 """Assignment tokens kept out of the logs.
 
-An assignment's URL (/a/<token>/...) is the worker's bearer credential for their answers, so
-gunicorn's access log (MaskedAccessLogger, docker/gunicorn.conf.py) and Django's own request
-logs ("Not Found: /a/...", runserver's lines; MaskTokens on the console handler) write
-/a/[token]/ instead.
+An assignment's URL (/a/<token>/...) is the worker's bearer credential for their answers (as a
+qualification test's /q/<token>/... is for its answers), so gunicorn's access log
+(MaskedAccessLogger, docker/gunicorn.conf.py) and Django's own request logs ("Not Found:
+/a/...", runserver's lines; MaskTokens on the console handler) write /a/[token]/ instead.
 """
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ import re
 
 from gunicorn.glogging import Logger
 
-TOKEN_IN_PATH = re.compile(r"/a/[^/?#\s\"]+")
-MASK = "/a/[token]"
+# An assignment's /a/<token>/ and a qualification test's /q/<token>/.
+TOKEN_IN_PATH = re.compile(r"/([aq])/[^/?#\s\"]+")
+MASK = r"/\1/[token]"
 
 
 def mask_tokens(text: str) -> str:
-    return TOKEN_IN_PATH.sub(MASK, text) if "/a/" in text else text
+    return TOKEN_IN_PATH.sub(MASK, text) if "/a/" in text or "/q/" in text else text
 
 
 class MaskedAccessLogger(Logger):

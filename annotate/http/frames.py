@@ -1,4 +1,4 @@
-"""Worker pages inside MTurk's frame: every response on /c/ and /a/ (errors included) may be
+"""Worker pages inside MTurk's frame: every response on /c/, /a/ and /q/ (errors included) may be
 framed by MTurk's hosts and by nobody else; every other page by nobody.
 
 An ExternalQuestion HIT shows the task in an iframe on www.mturk.com or

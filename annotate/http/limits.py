@@ -3,7 +3,7 @@
 This is the one body-size check for pages and API alike, one limit per kind of path, taken
 from the request's Content-Length before any middleware or view reads (or spools) the body:
 
-- worker pages (/c/, /a/): WORKER_BODY_MAX_BYTES (1 MB); nobody uploads a file there, so an
+- worker pages (/c/, /a/, /q/): WORKER_BODY_MAX_BYTES (1 MB); nobody uploads a file there, so an
   anonymous 150 MB POST is refused at once;
 - upload views marked with @takes_uploads (the admin's item and judgment imports, the API's
   item and judgment imports), multipart bodies: IMPORT_MAX_BYTES plus room for the form fields;
@@ -23,7 +23,7 @@ from .errors import json_error, wants_json
 # applies to them, plus some room for the other form fields.
 MULTIPART_SLACK_BYTES = 1024 * 1024
 # Every path under these is a worker page (even one that matches no study or token).
-WORKER_PREFIXES = ("/c/", "/a/")
+WORKER_PREFIXES = ("/c/", "/a/", "/q/")
 
 
 def takes_uploads(view):

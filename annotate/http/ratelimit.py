@@ -1,4 +1,5 @@
-"""Rate limits on the worker pages (/c/ and /a/) and on starting work, per key in a moving window.
+"""Rate limits on the worker pages (/c/, /a/, /q/) and on starting work, per key in a moving
+window.
 
 Counting is the `limits` library's moving window (every hit's time is kept, so no burst fits
 across a window boundary), stored in Redis when the cache is Redis (CACHE_URL / REDIS_URL) and
@@ -30,7 +31,9 @@ from .errors import json_error, wants_json
 
 logger = logging.getLogger(__name__)
 
-WORKER_PATH = re.compile(r"^/(?:c/(?P<slug>[-\w]+)|a/(?P<token>[-\w]+))/")
+# The study link /c/<slug>/, and the pages under a token: an assignment's /a/ and a
+# qualification test's /q/.
+WORKER_PATH = re.compile(r"^/(?:c/(?P<slug>[-\w]+)|[aq]/(?P<token>[-\w]+))/")
 KEY_PREFIX = "annotate-limits"
 PAGE_MESSAGE = ("Too many requests came from your browser in a short time. Please wait and "
                 "then reload the page. Your answers so far are saved.")

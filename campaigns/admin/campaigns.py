@@ -18,6 +18,7 @@ from ..models import Campaign, ExportJob
 from ..pages import render_markdown
 from ..selectors.campaigns import campaigns_visible_to
 from ..selectors.platforms import campaign_platform_setup, platform_warnings
+from ..selectors.qualification import qualification_counts, qualification_summary
 from ..services import campaigns as campaign_services
 from . import campaign_pages, starters
 from .forms import ALLOCATION_EXPLAINED, CampaignAdminForm, allocation_state_text
@@ -57,6 +58,15 @@ class CampaignAdmin(admin.ModelAdmin):
             "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
             "max_assignments_per_worker", "attention_checks_per_assignment",
             "gold_items_per_assignment")}),
+        ("Qualification test", {
+            "description": "An optional short test before the main items, made of gold items "
+                           "(imported with control = gold and their expected answers). A "
+                           "participant who answers fewer than the pass mark correctly is "
+                           "screened out with the failed-checks code (else the screened-out "
+                           "code); one who passes starts the main items and never takes the "
+                           "test again here, nor in your campaigns with the same group. The "
+                           "test's items are not mixed into assignments as gold items.",
+            "fields": ("qualification", "qualification_counts")}),
         ("Completion", {"fields": ("recruitment", "completion_mode", "completion_code",
                                    "completion_code_failed_checks", "completion_code_no_work",
                                    "completion_code_screened_out",
@@ -132,7 +142,7 @@ class CampaignAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         fields = ["status", "allocation_state", "worker_link", "instructions_preview",
                   "examples_preview", "consent_preview", "platform_setup", "mturk_note",
-                  "schema_preview"]
+                  "schema_preview", "qualification_counts"]
         if not request.user.is_superuser:
             fields.append("owner")
         return fields
@@ -190,6 +200,12 @@ class CampaignAdmin(admin.ModelAdmin):
     @admin.display(description="Allocation now")
     def allocation_state(self, obj):
         return allocation_state_text(obj)
+
+    @admin.display(description="Taken so far")
+    def qualification_counts(self, obj):
+        if not obj.pk:
+            return "Available once saved."
+        return qualification_summary(qualification_counts(campaign=obj))
 
     @admin.display(description="Worker link")
     def worker_link(self, obj):

@@ -19,7 +19,7 @@ MARKDOWN_FIELDS = ("instructions", "examples", "consent_text")
 _ISSUE_FIELDS = ("schema", "intake_questions", "completion_code", "completion_redirect_url",
                  "min_seconds_per_item", "min_seconds_per_word", "language", "allocation",
                  "min_annotations_per_item", "max_annotations_per_item", "agreement_spread",
-                 "stop_when")
+                 "stop_when", "qualification")
 
 
 # The admin's plain explanation of the allocation settings (docs/analysis.md has the methods).
@@ -119,6 +119,8 @@ class CampaignAdminForm(forms.ModelForm):
         "answers, reword them freely, but answered questions, options and criteria stay."))
     intake_questions = PrettyJSONField(rows=8, required=False, help_text=(
         "Questions asked once per worker, in the schema's question format (a JSON list)."))
+    qualification = PrettyJSONField(rows=4, required=False, label="Qualification test",
+                                    help_text=Campaign._meta.get_field("qualification").help_text)
     stop_when = PrettyJSONField(rows=3, required=False, label="Stop when",
                                 help_text=Campaign._meta.get_field("stop_when").help_text)
     completion_redirect_url = forms.URLField(
@@ -132,7 +134,8 @@ class CampaignAdminForm(forms.ModelForm):
                   "intake_questions", "language", "language_from_browser",
                   "items_per_assignment", "annotations_per_item", "assignment_timeout_minutes",
                   "max_assignments_per_worker", "attention_checks_per_assignment",
-                  "gold_items_per_assignment", "completion_mode", "completion_code",
+                  "gold_items_per_assignment", "qualification", "completion_mode",
+                  "completion_code",
                   "completion_redirect_url", "recruitment", "completion_code_failed_checks",
                   "completion_code_no_work", "completion_code_screened_out",
                   "bonus_per_item", "bonus_per_gold_correct",
@@ -157,6 +160,9 @@ class CampaignAdminForm(forms.ModelForm):
         for name in MARKDOWN_FIELDS:  # static/campaigns/admin/markdown_preview.js adds a button
             if name in self.fields:
                 self.fields[name].widget.attrs["data-markdown-preview"] = preview_url
+
+    def clean_qualification(self):  # left empty: no test
+        return self.cleaned_data.get("qualification") or {}
 
     def clean_stop_when(self):  # left empty: no target
         return self.cleaned_data.get("stop_when") or {}

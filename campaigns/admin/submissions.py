@@ -18,6 +18,7 @@ DOWNLOADS = {  # ?download=<key>: (file suffix, content type)
     "json": ("submissions.json", "application/json"),
     "bonus": ("prolific-bonus.csv", "text/csv; charset=utf-8"),
     "approve": ("prolific-approve.csv", "text/csv; charset=utf-8"),
+    "qualification": ("qualification.csv", "text/csv; charset=utf-8"),
 }
 
 
@@ -42,8 +43,11 @@ class ProlificSendForm(forms.Form):
 def download(campaign: Campaign, rows: list[dict], key: str) -> HttpResponse:
     """One of the list's files as an attachment (DOWNLOADS names them)."""
     from ..selectors.approvals import prolific_approve_list, prolific_bonus_csv, submissions_csv
+    from ..selectors.qualification import qualification_csv, qualification_rows
 
     writers = {"csv": submissions_csv, "bonus": prolific_bonus_csv,
+               "qualification": lambda _: qualification_csv(
+                   qualification_rows(campaign=campaign)),
                "approve": prolific_approve_list,
                "json": lambda r: json.dumps({"campaign": campaign.slug, "submissions": r})}
     content = writers[key](rows)
@@ -57,6 +61,7 @@ def submissions_view(model_admin, request: HttpRequest, campaign: Campaign) -> H
     """GET: the list (?download=csv|json|bonus|approve for its files); POST: send to Prolific."""
     # Imported on use: the list runs the quality checks (pandas, scipy).
     from ..selectors.approvals import campaign_submissions, screened_out_participants
+    from ..selectors.qualification import qualification_counts
     from ..services.prolific import (
         ProlificError,
         submissions_send_to_prolific,
@@ -83,7 +88,7 @@ def submissions_view(model_admin, request: HttpRequest, campaign: Campaign) -> H
                 messages.success(request, f"Sent {len(result.approved)} approvals and "
                                  f"{len(result.bonus_payments)} bonus payments to Prolific.")
                 return redirect(request.path)
-    rows = campaign_submissions(campaign=campaign)
+    rows = [] if key == "qualification" else campaign_submissions(campaign=campaign)
     if key:
         return download(campaign, rows, key)
     counts = {a: sum(r["action"] == a for r in rows) for a in ("approve", "review", "reject")}
@@ -93,4 +98,5 @@ def submissions_view(model_admin, request: HttpRequest, campaign: Campaign) -> H
         "title": f"Submissions: {campaign.name}", "rows": rows, "counts": counts,
         "form": form, "can_send": model_admin.has_change_permission(request, campaign),
         "downloads": DOWNLOADS, "screened_out": screened_out_participants(campaign=campaign),
+        "qualification": qualification_counts(campaign=campaign),
     }, status=400 if form.errors else 200)

@@ -51,6 +51,7 @@ class CampaignOutput(serializers.ModelSerializer):
     schema = serializers.JSONField(help_text="The task schema (docs/schema.md).")
     intake_questions = serializers.JSONField(help_text="Questions asked once per worker.")
     stop_when = serializers.JSONField(help_text="The stopping target ({} for none).")
+    qualification = serializers.JSONField(help_text="The qualification test ({} for none).")
     allocation_stopped = serializers.CharField(
         help_text="Why the stopping target stopped the hand-out of new work (empty: it has not).")
     # A plain string: empty when unset, which a "uri" format would deny.
@@ -128,6 +129,8 @@ class CampaignSettingsInput(StrictInput):
     agreement_spread = serializers.FloatField(required=False, min_value=0, max_value=1e6)
     stop_when = StorableJSONField(required=False,
                                   help_text=Campaign._meta.get_field("stop_when").help_text)
+    qualification = StorableJSONField(
+        required=False, help_text=Campaign._meta.get_field("qualification").help_text)
 
 
 class CampaignCreateInput(CampaignSettingsInput):

@@ -17,6 +17,7 @@ from . import (
     stats,
 )
 from .jobs import job_action_api
+from .qualifications import QualificationListApi
 from .submissions import SubmissionListApi
 
 app_name = "api"
@@ -72,6 +73,7 @@ urlpatterns = [
     path(f"{CAMPAIGN}exports/<int:job_id>/download/", exports.ExportDownloadApi.as_view(),
          name="exports-download"),
     path(f"{CAMPAIGN}submissions/", SubmissionListApi.as_view(), name="submissions"),
+    path(f"{CAMPAIGN}qualifications/", QualificationListApi.as_view(), name="qualifications"),
     path(f"{CAMPAIGN}judges/", judges.JudgeListCreateApi.as_view(), name="judges"),
     path(f"{CAMPAIGN}judges/<str:name>/runs/", judges.JudgeRunListCreateApi.as_view(),
          name="judge-runs"),

@@ -7,10 +7,12 @@ campaigns/services and campaigns/selectors, the worker's hot path in campaigns/w
 from .campaigns import Campaign, Item, Worker, new_token
 from .jobs import BackgroundJob, ExportJob, ImportJob, JobStatus, StatisticsResult
 from .judges import Judge, JudgeOutput, JudgeRun
+from .qualification import Qualification, QualificationAnswer
 from .records import AllocationChange, AnswerMigration, DeletionRecord
 from .work import Annotation, Assignment, AssignmentItem, ItemTally
 
 __all__ = ["AllocationChange", "AnswerMigration", "Annotation", "Assignment",
            "AssignmentItem", "BackgroundJob", "Campaign",
            "DeletionRecord", "ExportJob", "ImportJob", "Item", "ItemTally", "Judge",
-           "JobStatus", "JudgeOutput", "JudgeRun", "StatisticsResult", "Worker", "new_token"]
+           "JobStatus", "JudgeOutput", "JudgeRun", "Qualification", "QualificationAnswer",
+           "StatisticsResult", "Worker", "new_token"]

@@ -78,6 +78,15 @@ class Campaign(models.Model):
     )
     attention_checks_per_assignment = models.PositiveIntegerField(default=0)
     gold_items_per_assignment = models.PositiveIntegerField(default=0)
+    # A short test of gold items before the main items (campaigns/schema/qualification.py).
+    qualification = models.JSONField(
+        default=dict, blank=True, help_text='A short test before the main items: '
+        '{"items": ["q1", "q2", "q3"], "pass_mark": 0.67, "feedback": true, "group": "name"}. '
+        "items: the external ids of gold items (with expected answers) making up the test; "
+        "pass_mark: the share to answer correctly (a participant below it is screened out "
+        "with the failed-checks code); feedback: show the expected answer after each one; "
+        "group (optional): your campaigns with the same group share the outcome, so a "
+        "participant takes the test once. Empty: no test.")
 
     completion_mode = models.CharField(
         max_length=20, choices=CompletionMode.choices, default=CompletionMode.PER_ASSIGNMENT

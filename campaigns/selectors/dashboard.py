@@ -15,6 +15,7 @@ from django.utils import timezone
 from ..models import Annotation, Assignment, Campaign, Item, Worker
 from ..schema import Capability, SchemaInvalid, TaskSchema, parse_schema
 from ..schema.base import ChartSpec
+from .qualification import qualification_counts
 
 NO_SYSTEM = "(no system)"
 
@@ -77,6 +78,8 @@ class Dashboard:
     judge_annotations: int = 0  # LLM judges' answers, counted apart from human annotations
     # Participants the intake's rules screened out (no assignment): reason -> how many.
     screened_out: dict[str, int] = field(default_factory=dict)
+    # The qualification test by status (passed, failed, active); None: the campaign has none.
+    qualification: dict[str, int] | None = None
 
     @property
     def screened_out_total(self) -> int:
@@ -117,6 +120,8 @@ def campaign_dashboard(*, campaign: Campaign, now=None) -> Dashboard:
         judge_annotations=Annotation.objects.filter(
             campaign=campaign, worker__platform=Worker.Platform.LLM).count(),
         screened_out=screened_out_counts(campaign=campaign),
+        qualification=(qualification_counts(campaign=campaign) if campaign.qualification
+                       else None),
     )
 
 

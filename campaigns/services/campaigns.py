@@ -20,6 +20,8 @@ from django.db.models import Count, Q
 from ..errors import Conflict, ServiceError
 from ..models import Campaign, Item
 from ..schema import SchemaInvalid, SchemaIssue, parse_questions, parse_schema
+from ..schema.qualification import parse_qualification
+from ..work.qualification import qualification_item_ids, qualification_of
 from .allocation import (
     ALLOCATION_FIELDS,
     allocation_issues,
@@ -36,7 +38,7 @@ CONFIG_FIELDS = (
     "completion_code", "completion_redirect_url", "source",
     "min_seconds_per_item", "min_seconds_per_word",
     "recruitment", "completion_code_failed_checks", "completion_code_no_work",
-    "completion_code_screened_out",
+    "completion_code_screened_out", "qualification",
     *ALLOCATION_FIELDS,
 )
 # What create and update accept: the status changes only through publish, pause and close.
@@ -92,6 +94,10 @@ def campaign_check_changes(*, campaign: Campaign | None, fields: dict[str, Any])
     for name in ("min_seconds_per_item", "min_seconds_per_word"):
         if merged.get(name) is not None and merged[name] < 0:
             issues.append(SchemaIssue(name, "must be 0 or more seconds"))
+    try:
+        parse_qualification(merged.get("qualification"))
+    except SchemaInvalid as exc:
+        issues += exc.issues
     issues += allocation_issues(merged)
     if not issues and campaign is not None and "schema" in fields:
         issues += schema_change_issues(campaign=campaign, schema=fields["schema"])
@@ -178,7 +184,8 @@ def campaign_control_problems(*, campaign: Campaign) -> list[str]:
     """Checks per assignment that the campaign's items cannot supply (warned at save,
     refused at publish): workers would silently get fewer checks than the settings promise."""
     counts = _control_counts(campaign)
-    problems = []
+    problems = qualification_problems(campaign=campaign)
+    counts[Item.Control.GOLD] -= len(qualification_item_ids(campaign))  # not mixed in
     for setting, control in (("attention_checks_per_assignment", Item.Control.ATTENTION),
                              ("gold_items_per_assignment", Item.Control.GOLD)):
         wanted = getattr(campaign, setting)
@@ -188,6 +195,24 @@ def campaign_control_problems(*, campaign: Campaign) -> list[str]:
                 f"{counts[control]} {control} item(s); import {control} items "
                 f"(control = {control}) or lower the setting.")
     return problems
+
+
+def qualification_problems(*, campaign: Campaign) -> list[str]:
+    """Test items the campaign's items cannot supply: each listed id must be a gold item with
+    expected answers (warned at save, refused at publish)."""
+    settings = qualification_of(campaign)
+    if settings is None:
+        return []
+    usable = set(Item.objects.filter(campaign=campaign, control=Item.Control.GOLD,
+                                     gold__isnull=False, external_id__in=settings.items)
+                 .values_list("external_id", flat=True))
+    missing = [e for e in settings.items if e not in usable]
+    if not missing:
+        return []
+    return [f"The qualification test lists {len(missing)} item(s) that are not gold items with "
+            f"expected answers in this campaign ({', '.join(missing[:5])}"
+            f"{', ...' if len(missing) > 5 else ''}); import them with control = gold and "
+            "their gold answers, or change the list."]
 
 
 # Status changes. Each is one conditional UPDATE whose row count is checked, so two researchers

@@ -3,7 +3,8 @@
 `worker_erase` removes everything that ties the person to the campaign:
 
 - their annotations and assignments (with the platform's study/session/assignment ids), and the
-  items' counters are corrected so that the freed slots are handed out again;
+  items' counters are corrected so that the freed slots are handed out again; their
+  qualification test and its answers;
 - their intake answers, and the platform id itself (replaced by a random "erased-..." value,
   so the Worker row stays only as an anonymous placeholder with `erased_at` set);
 - the campaign's stored export files made before the deletion, which contain their rows
@@ -36,6 +37,7 @@ from ..models import (
     DeletionRecord,
     ExportJob,
     Item,
+    Qualification,
     Worker,
 )
 from ..work.locking import for_update
@@ -82,6 +84,8 @@ def worker_erase(*, worker: Worker, requested_by=None, via: str = "service",
             campaign_id=campaign.pk, platform=locked.platform, platform_id=locked.platform_id
         )
         annotations, assignments = _delete_work(locked)
+        # The qualification test too: its answers and the platform session ids it kept.
+        Qualification.objects.filter(worker=locked).delete()
         intake_cleared = bool(locked.intake)
         locked.platform_id = f"{ERASED_PREFIX}{secrets.token_hex(12)}"
         locked.intake = None

@@ -30,6 +30,7 @@ from annotate.http.ratelimit import START_MESSAGE, start_retry_after, too_many_r
 from ..errors import (
     NotLive,
     NoWorkAvailable,
+    QualificationRequired,
     ResumeRefused,
     ScreenedOut,
     ServiceError,
@@ -65,6 +66,7 @@ from .forms import (
     form_key_valid,
     platform_params,
 )
+from .qualification import test_continue_response
 from .screening import screened_out_page
 
 COOKIE_NAME = "annotate_wid"
@@ -164,7 +166,8 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     if params.preview:
         return _page(request, campaign, params, identity)
     if worker is not None and worker.screened_out_at is not None:  # the same outcome again
-        return screened_out_page(request, campaign, worker.platform)
+        return screened_out_page(request, campaign, worker.platform,
+                                 reason=worker.screened_out_reason)
     if worker is not None:
         earlier = _earlier_assignment(campaign, params, worker, data)
         if earlier is not None:  # resume the open one, or show the submitted one's code
@@ -333,8 +336,15 @@ def _start(request: HttpRequest, campaign: Campaign, params: PlatformParams,
             max_items=_unvouched_items(params))
     except ResumeRefused:
         return _not_owner(request, campaign, params)
-    except ScreenedOut:  # nothing claimed, no slot held
-        return _with_cookie(request, screened_out_page(request, campaign, platform), new_cookie)
+    except QualificationRequired as exc:  # the test first: nothing claimed, no slot held
+        if not _owns(request, params, worker, exc.qualification):
+            return _not_owner(request, campaign, params)
+        response = _with_owner(request, test_continue_response(request, exc.qualification),
+                               campaign, worker.pk, platform)
+        return _with_cookie(request, response, new_cookie)
+    except ScreenedOut as exc:  # nothing claimed, no slot held
+        return _with_cookie(request, screened_out_page(
+            request, campaign, platform, reason=exc.extra.get("reason", "")), new_cookie)
     except ServiceError as exc:
         return _with_cookie(request, _no_work(request, campaign, params, exc, worker, data),
                             new_cookie)

@@ -30,6 +30,7 @@ from ..errors import (
 from ..models import Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
 from .expiry import assignments_expire, expire_lazily, first_deadline
+from .qualification import qualification_gate, qualification_item_ids
 from .screening import claim_screened
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
@@ -65,7 +66,8 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
     worker's open assignment, ResumeRefused is raised and that assignment is left as it was.
     `max_items` holds a new assignment to fewer regular items (a start the platform has not
     vouched for gets only a first item). A worker the intake's rules screen out gets
-    ScreenedOut and nothing (work/screening.py).
+    ScreenedOut and nothing (work/screening.py); one who has yet to pass the campaign's
+    qualification test gets QualificationRequired and nothing (work/qualification.py).
     """
     if worker.campaign_id != campaign.pk:
         raise ServiceError("This worker belongs to another campaign.", code="wrong_campaign")
@@ -73,7 +75,8 @@ def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict |
         raise NotLive(NOT_LIVE_MESSAGES.get(str(campaign.status), NOT_LIVE_MESSAGES["closed"]))
     ids = _clean_platform_ids(platform_ids or {})
     return claim_screened(campaign, worker,
-                          lambda: _claim_expiring(campaign, worker, ids, may_resume, max_items))
+                          lambda: _claim_expiring(campaign, worker, ids, may_resume, max_items),
+                          qualify=lambda: qualification_gate(campaign, worker, ids, max_items))
 
 
 def _claim_expiring(campaign: Campaign, worker: Worker, ids: dict, may_resume,
@@ -250,9 +253,11 @@ def _control_pool(campaign: Campaign, *, fresh: bool = False) -> dict[str, list[
     if cached is not None and not fresh and clock - cached[0] < CONTROL_POOL_SECONDS:
         return cached[1]
     pool: dict[str, list[int]] = {Item.Control.ATTENTION: [], Item.Control.GOLD: []}
+    reserved = set(qualification_item_ids(campaign))  # the test's items are not mixed in
     for pk, control in Item.objects.filter(
             campaign=campaign, control__in=list(pool)).values_list("id", "control"):
-        pool[control].append(pk)
+        if pk not in reserved:
+            pool[control].append(pk)
     _CONTROL_POOLS[campaign.pk] = (clock, pool)
     return pool
 

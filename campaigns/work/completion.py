@@ -18,7 +18,7 @@ from ..models import Annotation, Assignment, Campaign, Item, Worker
 
 __all__ = ["CODE_LENGTH", "FAILED_CHECKS_TO_FLAG", "PROLIFIC_COMPLETE_URL",
            "completion_code_for", "completion_redirect_url", "failed_attention_checks",
-           "no_work_redirect_url", "outcome_depends_on_checks",
+           "no_work_redirect_url", "outcome_depends_on_checks", "screened_out_code",
            "screened_out_redirect_url"]
 
 CODE_LENGTH = 12  # base32 (A-Z, 2-7; no 0/1/8/9 to confuse): 60 bits, short enough to type
@@ -81,8 +81,17 @@ def no_work_redirect_url(campaign: Campaign, platform: str) -> str:
     return template.replace("{code}", quote(code)) if template and code else ""
 
 
-def screened_out_redirect_url(campaign: Campaign, platform: str) -> str:
+def screened_out_code(campaign: Campaign, reason: str = "") -> str:
+    """The study's code for a screened-out participant: a failed qualification test gives
+    the failed-checks code (else the screened-out code), the intake's rules the screened-out
+    code; '' when the study has none."""
+    if reason == "qualification" and campaign.completion_code_failed_checks:
+        return campaign.completion_code_failed_checks
+    return campaign.completion_code_screened_out
+
+
+def screened_out_redirect_url(campaign: Campaign, platform: str, reason: str = "") -> str:
     """The study's screened-out completion URL (Prolific's screen-out flow), or ''."""
     template = _redirect_template(campaign, platform)
-    code = campaign.completion_code_screened_out
+    code = screened_out_code(campaign, reason)
     return template.replace("{code}", quote(code)) if template and code else ""

@@ -21,7 +21,8 @@ from ..models import Assignment, Campaign, Worker
 from ..schema import SchemaInvalid, parse_intake
 from ..schema.screening import ScreeningRule, answer_key, has_quotas, screening_failure
 
-__all__ = ["SCREENED_OUT_MESSAGE", "claim_screened", "intake_rules", "worker_screen_out"]
+__all__ = ["SCREENED_OUT_MESSAGE", "claim_screened", "intake_rules", "quota_screen_out_early",
+           "worker_screen_out"]
 
 SCREENED_OUT_MESSAGE = ("Thank you for your answers. This study is looking for other "
                         "participants, so there is no work for you in it.")
@@ -82,13 +83,14 @@ def _full_quota(campaign: Campaign, rules, worker: Worker) -> str | None:
     return None
 
 
-def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assignment]
-                   ) -> Assignment:
+def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assignment],
+                   qualify: Callable[[], None] | None = None) -> Assignment:
     """Run `claim` for a worker the intake's rules admit; else raise ScreenedOut.
 
-    A worker screened out before stays out; an ineligible answer screens out at once; with
-    quotas, the count and the claim share one transaction under the campaign's quota lock
-    (a worker who already holds a place is not counted again).
+    A worker screened out before stays out; an ineligible answer screens out at once; then
+    `qualify` (the qualification step) may stop the claim; with quotas, the count and the
+    claim share one transaction under the campaign's quota lock (a worker who already holds
+    a place is not counted again).
     """
     if worker.screened_out_at is not None:
         raise ScreenedOut(SCREENED_OUT_MESSAGE, extra={"reason": worker.screened_out_reason})
@@ -96,6 +98,8 @@ def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assig
     failed = screening_failure(list(rules), worker.intake or {})
     if failed is not None:
         _screen_out(worker, f"ineligible:{failed}")
+    if qualify is not None:
+        qualify()
     if not has_quotas(list(rules)):
         return claim()
     if Assignment.objects.filter(worker=worker, status__in=PLACE_HOLDING).exists():
@@ -109,6 +113,18 @@ def claim_screened(campaign: Campaign, worker: Worker, claim: Callable[[], Assig
             return claim()
         worker_screen_out(worker=worker, reason=f"quota:{full}")
     raise ScreenedOut(SCREENED_OUT_MESSAGE, extra={"reason": worker.screened_out_reason})
+
+
+def quota_screen_out_early(campaign: Campaign, worker: Worker) -> None:
+    """Screen out now a worker whose quota is already full, before a step that precedes the
+    claim (the qualification test), so that nobody takes a test for a place that is gone.
+    Read without the lock: the claim counts again under it."""
+    rules = intake_rules(campaign)
+    if not has_quotas(list(rules)):
+        return
+    full = _full_quota(campaign, rules, worker)
+    if full is not None:
+        _screen_out(worker, f"quota:{full}")
 
 
 def _screen_out(worker: Worker, reason: str):

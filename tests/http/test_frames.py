@@ -32,3 +32,17 @@ def test_researcher_pages_and_the_api_are_never_framed(client):
     for path in ("/admin/login/", "/api/schema/", "/healthz"):
         response = client.get(path)
         assert "frame-ancestors 'none'" in response.headers.get("Content-Security-Policy", ""), path
+
+
+def test_a_qualification_test_page_may_be_framed_by_mturk_and_is_rate_limited(client,
+                                                                                settings):
+    settings.RATELIMIT_ENABLED = True
+    settings.RATELIMIT_PER_TOKEN = 2
+    cache.clear()
+    try:
+        responses = [client.get("/q/hammered-token/1/") for _ in range(4)]
+    finally:
+        cache.clear()
+    assert responses[0].status_code == 404 and responses[-1].status_code == 429
+    for response in responses:
+        assert MTURK in response.headers["Content-Security-Policy"]

@@ -8,7 +8,16 @@ from django.core.management import CommandError, call_command
 from django.db.models import Count, Q
 
 from campaigns.exporting.pseudonyms import worker_pseudonym
-from campaigns.models import Annotation, Assignment, DeletionRecord, ExportJob, Item, Worker
+from campaigns.models import (
+    Annotation,
+    Assignment,
+    DeletionRecord,
+    ExportJob,
+    Item,
+    Qualification,
+    QualificationAnswer,
+    Worker,
+)
 from campaigns.services.privacy import worker_erase, worker_find
 from campaigns.work import (
     annotation_submit,
@@ -186,3 +195,13 @@ def test_erasing_deletes_the_campaigns_cached_statistics(study, django_capture_o
     assert StatisticsResult.objects.get().result["counts"]["annotations"] == 2
     worker_erase(worker=worker)
     assert not StatisticsResult.objects.filter(campaign=study).exists()
+
+
+def test_erasure_deletes_the_workers_qualification_test_and_its_answers(owner):
+    from tests.work.test_qualification import GOOD, qualified_campaign, start, take
+
+    campaign = qualified_campaign(owner)
+    worker, test = start(campaign)
+    take(test, [GOOD] * 3)
+    worker_erase(worker=worker)
+    assert not Qualification.objects.exists() and not QualificationAnswer.objects.exists()

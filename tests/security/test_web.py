@@ -71,3 +71,10 @@ def test_gunicorns_error_log_masks_tokens_too(capsys):
     MaskedAccessLogger(Config()).error("Error handling request %s", "/a/tok3nSECRET/1/")
     written = capsys.readouterr().err
     assert "/a/[token]/1/" in written and "tok3nSECRET" not in written
+
+
+def test_qualification_test_tokens_are_masked_like_assignment_tokens():
+    from annotate.http.access_log import mask_tokens
+
+    assert mask_tokens("GET /q/tok3nSECRET/2/ and /a/other/done/") == (
+        "GET /q/[token]/2/ and /a/[token]/done/")

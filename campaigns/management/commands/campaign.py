@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from campaigns.errors import ServiceError
 from campaigns.management.arguments import campaign_by_slug, existing_file
 from campaigns.schema import SchemaInvalid
+from campaigns.selectors import qualification
 from campaigns.services import campaigns as rules
 from campaigns.services.schema_changes import answers_rename
 
@@ -19,8 +20,9 @@ STATUS_ACTIONS = {"publish": rules.campaign_publish, "pause": rules.campaign_pau
 
 
 class Command(BaseCommand):
-    help = ("Create, edit, publish, pause, close, duplicate or delete a campaign, or rename one "
-            "of its questions (a recorded migration of its stored answers).")
+    help = ("Create, edit, publish, pause, close, duplicate or delete a campaign, rename one "
+            "of its questions (a recorded migration of its stored answers), or list its "
+            "qualification test's answers.")
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -40,6 +42,8 @@ class Command(BaseCommand):
         delete = sub.add_parser("delete", help="Delete the campaign with its results.")
         delete.add_argument("slug")
         delete.add_argument("--user", help="Acting user (default: the owner).")
+        sub.add_parser("qualifications", help="The qualification test's answers as CSV "
+                       "(stdout).").add_argument("slug")
         rename = sub.add_parser("rename-question",
                                 help="Rename a question's id and migrate its stored answers.")
         rename.add_argument("slug")
@@ -55,7 +59,8 @@ class Command(BaseCommand):
                 f"  {issue}" for issue in exc.issues)) from None
         except ServiceError as exc:
             raise CommandError(exc.message) from None
-        self.stdout.write(self.style.SUCCESS(message))
+        if message:
+            self.stdout.write(self.style.SUCCESS(message))
 
     def _warnings(self, campaign) -> None:
         for problem in rules.campaign_control_problems(campaign=campaign):
@@ -71,6 +76,14 @@ class Command(BaseCommand):
         campaign = rules.campaign_update(campaign=campaign_by_slug(slug), **_settings(settings))
         self._warnings(campaign)
         return f"Updated {campaign.slug}."
+
+    def _qualifications(self, slug, **_):
+        campaign = campaign_by_slug(slug)
+        rows = qualification.qualification_rows(campaign=campaign)
+        self.stdout.write(qualification.qualification_csv(rows), ending="")
+        self.stderr.write(qualification.qualification_summary(
+            qualification.qualification_counts(campaign=campaign)))
+        return ""  # stdout is the CSV alone
 
     def _publish(self, slug, **_):
         return f"{rules.campaign_publish(campaign=campaign_by_slug(slug)).slug} is live."
