@@ -37,6 +37,7 @@ SOURCE_FIELDS = (
     "seconds_spent",
     "seconds_first",
     "control_passed",
+    "provenance",  # as JSON text, NULL when empty (see source.ProvenanceText)
 )
 ANSWERS = len(SOURCE_FIELDS)
 # Read as ISO 8601 text written by the database (see source.IsoUtc).
@@ -66,6 +67,7 @@ META_COLUMNS = (
     "seconds_spent",
     "seconds_first",
     "control_passed",
+    "provenance",
 )
 LONG_COLUMNS = ("question", "part", "value")
 # csv-long's `part` of a whole answer: an empty cell reads as NaN in pandas, and
@@ -110,7 +112,7 @@ class ColumnPlan:
             self._layout.append((q, offset, parts))
             offset += len(parts)
         self.answer_width = offset
-        self.control_passed_at = len(self.meta_columns) - 1
+        self.control_passed_at = self.meta_columns.index("control_passed")
 
     def question_parts(self, question: BaseQuestion) -> list[str]:
         if question.supports(Capability.SIZED_BY_ANSWERS):

@@ -141,6 +141,7 @@ META = [
     ("a.seconds_spent", float_cell),
     ("a.seconds_first", float_cell),
     ("a.control_passed", lambda c: f"(CASE WHEN {c} THEN 'true' WHEN NOT {c} THEN 'false' END)"),
+    ("NULLIF(a.provenance::text, '{}')", text_cell),
 ]
 
 

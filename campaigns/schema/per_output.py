@@ -25,6 +25,8 @@ from collections import Counter
 from functools import cache, cached_property
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext
+
 from .base import AnswerInvalid, AnswerReader, BaseQuestion, ChartSpec, prompt_heading
 from .contract import Capability
 from .outputs import OUTPUTS, item_systems
@@ -115,6 +117,13 @@ class PerOutput:
                 return all(self.inner.is_empty(v) for v in values)
         return raw is None or raw == "" or raw == [] or raw == {}
 
+    def free_text_input(self, suffix: str) -> bool:  # `.o<position>` and the kind's own
+        position, _, rest = suffix.removeprefix(".o").partition(".")
+        own = f".{rest}" if rest else ""
+        if not suffix.startswith(".o") or not position.isdigit():
+            return False
+        return int(position) < MAX_POSITIONS and self.inner.free_text_input(own)
+
     def form_value(self, post: Any, prefix: str) -> Any:
         values = [self.inner.form_value(post, f"{prefix}.o{i}") for i in range(MAX_POSITIONS)]
         while values and values[-1] is None:
@@ -155,7 +164,8 @@ class PerOutput:
             label = output_label(position) if self.keys_are_systems else label
             if self.inner.is_empty(value):
                 if self.required:
-                    errors[f"{qid}.o{position}"] = f"Please answer this question for {label}."
+                    errors[f"{qid}.o{position}"] = gettext(
+                        "Please answer this question for %(label)s.") % {"label": label}
                 continue
             try:
                 cleaned[key] = self.inner.validate_answer(value, with_text(item_data, text))

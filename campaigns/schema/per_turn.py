@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext
+
 from .base import AnswerInvalid
 from .contract import Capability
 from .per_output import ADDED, PerOutput
@@ -68,7 +70,7 @@ class PerTurn(PerOutput):
             keys = [key for key, _, _ in self.targets(item_data)]
             positions = raw["by_position"]
             if len(positions) > len(keys):
-                raise AnswerInvalid({self.id: "An answer was given for a turn not shown."})
+                raise AnswerInvalid({self.id: gettext("An answer was given for a turn not shown.")})
             raw = {BY_TURN: {k: v for k, v in zip(keys, positions, strict=False)
                              if v is not None}}
         return super().validate_answer(raw, item_data)

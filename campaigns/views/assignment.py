@@ -34,6 +34,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
 from ..models import Assignment, Worker
+from ..pages.answer_provenance import provenance_from_post
 from ..pages.fields import timer_seconds
 from ..pages.item import form_expired, item_context, message_page
 from ..pages.language import activate_worker_language
@@ -141,8 +142,10 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return answers
 
     try:
-        saved = annotation_submit(token=token, position=position, answers=read_answers,
-                                  seconds_spent=timer_seconds(request.POST.get("started")))
+        saved = annotation_submit(
+            token=token, position=position, answers=read_answers,
+            seconds_spent=timer_seconds(request.POST.get("started")),
+            provenance=lambda schema: provenance_from_post(schema, request.POST))
     except AnswerInvalid as exc:  # nothing saved: the page again, every answer kept
         assignment, page = assignment_with_page(token=token, position=position)
         if assignment is None or page is None:
