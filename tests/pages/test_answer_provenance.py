@@ -5,12 +5,12 @@ import re
 
 import pytest
 from django.http import QueryDict
+from django.template.loader import render_to_string
 
+from campaigns.models import Campaign, Item
 from campaigns.pages.answer_provenance import LIMITS, provenance_from_post
 from campaigns.pages.item import item_context
 from campaigns.schema import AnswerInvalid, parse_schema
-from campaigns.models import Campaign, Item
-from django.template.loader import render_to_string
 from tests.factories import PAIRWISE_SCHEMA, SUMMARY_SCHEMA, TRANSLATION_SCHEMA
 
 SCHEMA = parse_schema({
