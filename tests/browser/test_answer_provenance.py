@@ -1,5 +1,6 @@
 """Free-text answers in Chromium: typing replayed key by key at a person's pace raises no
-flag; a clipboard paste does, shows in the suggested action and goes out in the export; with
+flag; a clipboard paste does, and so does a script's fill; both show in the suggested action
+and go out in the export; with
 the campaign's settings, pasting and copying are refused with a message in the page's
 language, and the page stays accessible."""
 import csv
@@ -11,7 +12,12 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.files.storage import storages
 
-from campaigns.analysis.answer_provenance import MOSTLY_PASTED, answer_flags
+from campaigns.analysis.answer_provenance import (
+    MAX_CHARS_PER_SECOND,
+    MOSTLY_PASTED,
+    TYPED_TOO_FAST,
+    answer_flags,
+)
 from campaigns.models import Annotation, Assignment, Item
 from campaigns.selectors.approvals import campaign_submissions
 from campaigns.services.exports import export_job_create, export_job_run
@@ -34,10 +40,10 @@ PASTED = ("In this poignant tale, a dedicated lighthouse keeper maintains his ni
           "keeping the lamp lit through winter in hope of a missing ship's return.")
 
 
-def _campaign(**fields):
+def _campaign(items=2, **fields):
     owner = get_user_model().objects.create_user(f"prov-owner-{random.random()}")
-    campaign = make_campaign(owner=owner, schema=SCHEMA, items_per_assignment=2, **fields)
-    for n in range(2):
+    campaign = make_campaign(owner=owner, schema=SCHEMA, items_per_assignment=items, **fields)
+    for n in range(items):
         Item.objects.create(campaign=campaign, external_id=f"story-{n}", slots_wanted=3,
                             data={"story": STORY})
     return campaign
@@ -75,7 +81,7 @@ def test_typing_is_not_flagged_and_a_paste_is_flagged_reviewed_and_exported(
         browser, live_server, settings, tmp_path):
     context, page = worker_page(browser, "desktop")
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
-    campaign = _campaign()
+    campaign = _campaign(items=3)
     start(page, f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
     assignment = Assignment.objects.get(campaign=campaign)
 
@@ -86,27 +92,35 @@ def test_typing_is_not_flagged_and_a_paste_is_flagged_reviewed_and_exported(
     _paste(page, PASTED)
     assert page.locator("textarea").input_value() == PASTED
     save(page)
+    page.locator("textarea").fill(PASTED)  # as a script writes it: one insertion, no keys
+    save(page)
     assert page.url.endswith(f"/{assignment.token}/done/")
 
-    typed, pasted = (Annotation.objects.get(item=assignment.slots.get(position=n).item)
-                     for n in (1, 2))
+    typed, pasted, filled = (Annotation.objects.get(item=assignment.slots.get(position=n).item)
+                             for n in (1, 2, 3))
     record = typed.provenance["summary"]
     assert (record["typed"], record["pasted"], record["pastes"]) == (len(TYPED), 0, 0)
     assert record["chars"] == len(TYPED) and record["ms"] >= 1000
     assert answer_flags(record) == []
+    # The margin: a fast typist's replay (about 8 characters a second) stays well under it.
+    assert record["typed"] / (record["ms"] / 1000) < 0.6 * MAX_CHARS_PER_SECOND
     record = pasted.provenance["summary"]
     assert (record["typed"], record["pasted"], record["pastes"]) == (0, len(PASTED), 1)
     assert answer_flags(record) == [MOSTLY_PASTED]
+    record = filled.provenance["summary"]
+    assert (record["typed"], record["pastes"]) == (len(PASTED), 0)
+    assert answer_flags(record) == [TYPED_TOO_FAST]
 
     row, = campaign_submissions(campaign=campaign)
-    assert row["mostly_pasted_answers"] == 1 and row["typed_too_fast_answers"] == 0
-    assert row["action"] == "review" and "1 free-text answer mostly pasted" in row["reason"]
+    assert row["mostly_pasted_answers"] == 1 and row["typed_too_fast_answers"] == 1
+    assert row["action"] == "review" and row["reason"].endswith(
+        "1 free-text answer mostly pasted; 1 free-text answer typed faster than a person types")
 
     exported = {r["item_id"]: r for r in _exported_rows(campaign, settings, tmp_path)}
-    assert exported["story-0"]["summary"] or exported["story-1"]["summary"]
     by_text = {r["summary"]: json.loads(r["provenance"]) for r in exported.values()}
-    assert by_text[PASTED]["summary"]["pasted"] == len(PASTED)
     assert by_text[TYPED]["summary"]["typed"] == len(TYPED)
+    assert sorted(r["summary"]["pastes"] for r in map(json.loads, (
+        e["provenance"] for e in exported.values()))) == [0, 0, 1]
     context.close()
 
 
