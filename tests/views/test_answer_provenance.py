@@ -1,6 +1,6 @@
 """Saving an item page with the free-text answers' provenance: stored with the answer, a
 malformed record refused with its message in the page's language and nothing stored, and a
-repeat save replacing only the records it brings."""
+repeat save adding to the records it brings and keeping the others."""
 import json
 import re
 
@@ -23,7 +23,7 @@ def _form(client, assignment, position=1) -> dict:
     return {"form_key": key, "q-coherence": "4", "q-sentiment": "2"}
 
 
-def test_the_record_is_stored_with_the_answer_and_a_repeat_replaces_what_it_brings(owner):
+def test_the_record_is_stored_with_the_answer_and_a_repeat_adds_to_what_it_brings(owner):
     campaign = make_campaign(owner=owner, items_per_assignment=2)
     make_items(campaign, 2)
     client = Client()
@@ -36,16 +36,18 @@ def test_the_record_is_stored_with_the_answer_and_a_repeat_replaces_what_it_brin
     annotation = Annotation.objects.get()
     assert annotation.provenance == {"feedback": {**TYPED, "chars": len(text)}}
 
-    # Back to the item, no text touched: the record stays; then a paste replaces it.
+    # Back to the item, no text touched: the record stays; then a paste adds to it.
     client.post(item_url(assignment), {**_form(client, assignment), "q-feedback": text,
                                        "provenance": "{}"})
     annotation.refresh_from_db()
     assert annotation.provenance == {"feedback": {**TYPED, "chars": len(text)}}
-    pasted = {"typed": 0, "pasted": len(text), "pastes": 1, "ms": 800}
-    client.post(item_url(assignment), {**_form(client, assignment), "q-feedback": text,
+    longer = text + " Pasted line."
+    pasted = {"typed": 0, "pasted": 13, "pastes": 1, "ms": 800}
+    client.post(item_url(assignment), {**_form(client, assignment), "q-feedback": longer,
                                        "provenance": json.dumps({"q-feedback": pasted})})
     annotation.refresh_from_db()
-    assert annotation.provenance == {"feedback": {**pasted, "chars": len(text)}}
+    assert annotation.provenance == {"feedback": {
+        "typed": 40, "pasted": 13, "pastes": 1, "ms": 9800, "chars": len(longer)}}
 
 
 def test_a_page_without_the_script_saves_with_no_record(owner):

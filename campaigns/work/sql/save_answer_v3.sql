@@ -1,5 +1,5 @@
 -- Saving an answer: campaigns_save_answer stores one item's answers in one call (version 3:
--- a repeat also updates the free-text answers' provenance; version 2: a repeat adds to the
+-- a repeat also adds to the free-text answers' provenance; version 2: a repeat adds to the
 -- time on task instead of replacing it).
 -- Called by campaigns/work/answers.py (_save_in_database) after the answers are validated.
 --
@@ -12,9 +12,9 @@
 -- - time on task: a repeat adds its seconds to seconds_spent (the time summed over every
 --   save) and keeps seconds_first (the first save's time), so a worker who goes back to
 --   change an answer keeps the time already spent;
--- - provenance: a repeat replaces the record of each free-text answer it recorded again and
---   keeps the others (a field the worker did not touch on the second visit keeps its first
---   record);
+-- - provenance: a repeat adds its counts (typed, pasted, pastes, ms) to the record of each
+--   free-text answer it recorded again, with the answer's new length (chars), and keeps the
+--   others: a paste on the first visit still counts after a small edit on the second;
 -- - a regular item's annotations_done grows on the first save only; control items hold no
 --   slot and keep it at 0;
 -- - hand-in: the save that leaves no item unanswered marks the assignment submitted with
@@ -111,7 +111,15 @@ BEGIN
                seconds_spent = CASE WHEN v_row.seconds_spent IS NULL THEN an.seconds_spent
                                     ELSE coalesce(an.seconds_spent, 0) + v_row.seconds_spent END,
                seconds_first = coalesce(an.seconds_first, an.seconds_spent),
-               provenance = an.provenance || coalesce(v_row.provenance, '{}'::jsonb),
+               provenance = an.provenance || coalesce((
+                   SELECT jsonb_object_agg(e.key, CASE
+                       WHEN jsonb_typeof(an.provenance -> e.key) = 'object' THEN
+                           e.value || (SELECT jsonb_object_agg(c.name,
+                                   coalesce((an.provenance -> e.key ->> c.name)::bigint, 0)
+                                   + coalesce((e.value ->> c.name)::bigint, 0))
+                               FROM unnest(ARRAY['typed', 'pasted', 'pastes', 'ms']) c(name))
+                       ELSE e.value END)
+                     FROM jsonb_each(coalesce(v_row.provenance, '{}'::jsonb)) e), '{}'::jsonb),
                control_passed = v_row.control_passed, updated_at = v_row.updated_at
          WHERE an.assignment_id = p_assignment AND an.item_id = p_item
         RETURNING an.id, an.created_at INTO v_id, v_created;
