@@ -93,6 +93,11 @@ class PerOutput:
         return [(o.get("system"), output_label(i), output_text(o))
                 for i, o in enumerate(shown_outputs(item_data))]
 
+    def page_label(self, position: int, key: str, label: str) -> str:
+        """A target's label on the worker's page, in the page's language (a judge's prompt
+        keeps the English `label`)."""
+        return gettext("Response %(position)s") % {"position": LABELS[position]}
+
     def target_order(self, raw: dict, item_data: dict | None) -> list[str]:
         """The keys in the order the page showed (the posted order, the server's on a page)."""
         systems = item_systems(item_data)
@@ -161,7 +166,7 @@ class PerOutput:
         for position, key in enumerate(order):
             value = values.get(key)
             label, text = shown.get(key, (key, ""))
-            label = output_label(position) if self.keys_are_systems else label
+            label = self.page_label(position, key, label)
             if self.inner.is_empty(value):
                 if self.required:
                     errors[f"{qid}.o{position}"] = gettext(
@@ -195,7 +200,8 @@ class PerOutput:
             own = by_key.get(key) if by_key else (
                 by_position[position] if position < len(by_position) else None)
             own_errors = _errors_at(errors, position, self.inner.id)
-            rows.append({"position": position, "label": label, "text": text,
+            rows.append({"position": position, "label": self.page_label(position, key, label),
+                         "text": text,
                          "html": htmls.get(key), "errors": own_errors, "value": own,
                          "extra": self.inner.widget(own, with_text(item_data, text),
                                                     own_errors)})

@@ -42,6 +42,14 @@ class PerTurn(PerOutput):
     key_part: ClassVar[str] = "turn"
     keys_are_systems: ClassVar[bool] = False
 
+    def page_label(self, position: int, key: str, label: str) -> str:
+        n = int(key) + 1
+        if self.for_each_turn == "assistant":
+            return gettext("Assistant turn %(n)s") % {"n": n}
+        if self.for_each_turn == "user":
+            return gettext("User turn %(n)s") % {"n": n}
+        return label
+
     def targets(self, item_data: dict | None) -> list[tuple[str, str, str]]:
         messages = (item_data or {}).get(self.chat_field)
         turns = [(str(i), m) for i, m in enumerate(messages if isinstance(messages, list) else [])

@@ -73,3 +73,25 @@ def test_a_malformed_record_is_refused_in_the_pages_language_and_nothing_is_stor
     assert "Aufzeichnung Ihrer Eingabe" in html and "record of your typing" not in html
     assert ">fine</textarea>" in html  # the answers are kept on the page
     assert not Annotation.objects.exists()
+
+
+def test_a_per_output_answer_missing_is_explained_with_the_outputs_label_in_german(owner):
+    """The last English answer errors of the worker pages: "Please answer this question for
+    Response A" (the heading too) now follow the campaign's language."""
+    from campaigns.models import Item
+    campaign = make_campaign(owner=owner, language="de", schema={
+        "display": [{"field": "prompt", "label": "Frage"}],
+        "questions": [{"id": "good", "kind": "text", "text": "Was fehlt?",
+                       "for_each_output": True}]})
+    Item.objects.create(campaign=campaign, external_id="i", slots_wanted=3, data={
+        "prompt": "P", "outputs": [{"system": "a", "text": "A"}, {"system": "b", "text": "B"}]})
+    client = Client()
+    assignment = start(client, campaign)
+    page = client.get(item_url(assignment)).content.decode()
+    assert "Antwort A" in page and "Response A" not in page
+    key = re.search(r'name="form_key" value="([^"]+)"', page).group(1)
+    response = client.post(item_url(assignment), {"form_key": key, "q-good.o0": "Nichts."})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Bitte beantworten Sie diese Frage für Antwort B." in html
+    assert "Please answer" not in html
