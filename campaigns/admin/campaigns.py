@@ -76,8 +76,11 @@ class CampaignAdmin(admin.ModelAdmin):
             "fields": ("bonus_per_item", "bonus_per_gold_correct")}),
         ("Quality control", {
             "description": "Besides the relative rule (a worker under a quarter of the typical "
-                           "worker's median time is flagged), absolute floors you set.",
-            "fields": ("min_seconds_per_item", "min_seconds_per_word")}),
+                           "worker's median time is flagged), absolute floors you set. "
+                           "Free-text answers are always recorded as typed or pasted and "
+                           "flagged; these switches also refuse pasting and copying.",
+            "fields": ("min_seconds_per_item", "min_seconds_per_word", "block_paste",
+                       "block_copy")}),
         ("Allocation and stopping", {
             "description": ALLOCATION_EXPLAINED,
             "fields": ("allocation", "min_annotations_per_item", "max_annotations_per_item",

@@ -139,7 +139,7 @@ class CampaignAdminForm(forms.ModelForm):
                   "completion_redirect_url", "recruitment", "completion_code_failed_checks",
                   "completion_code_no_work", "completion_code_screened_out",
                   "bonus_per_item", "bonus_per_gold_correct",
-                  "min_seconds_per_item", "min_seconds_per_word",
+                  "min_seconds_per_item", "min_seconds_per_word", "block_paste", "block_copy",
                   "allocation", "min_annotations_per_item", "max_annotations_per_item",
                   "agreement_spread", "stop_when")
         # Slugs are public URLs, unique across researchers: a taken one is not theirs to name.

@@ -9,8 +9,10 @@ from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
+from ..analysis.answer_provenance import FLAGS, answer_flags
 from ..exporting.pseudonyms import worker_pseudonym
 from ..models import Annotation, AnswerMigration, Assignment, DeletionRecord, Worker
+from ..selectors.answer_provenance import worker_free_text
 from ..selectors.worker_activity import worker_assignments, worker_control_outcomes
 from ..work import assignment_release
 from .privacy import erase_workers
@@ -78,6 +80,7 @@ class WorkerAdmin(ReadOnlyAdmin):
             "worker": obj,
             "rows": worker_assignments(worker=obj),
             "controls": worker_control_outcomes(worker=obj),
+            "free_text": worker_free_text(worker=obj),
         })
 
 
@@ -127,14 +130,25 @@ class AnnotationAdmin(ReadOnlyAdmin):
                    "item__control")
     search_fields = ("item__external_id", "worker__platform_id")
     list_select_related = ("campaign", "item", "item__campaign", "worker")
-    fields = ("campaign", "assignment", "item", "worker", "answers_pretty", "seconds_spent",
-              "control_passed", "created_at", "updated_at")
+    fields = ("campaign", "assignment", "item", "worker", "answers_pretty", "provenance_pretty",
+              "seconds_spent", "control_passed", "created_at", "updated_at")
     readonly_fields = fields
 
     @admin.display(description="Answers")
     def answers_pretty(self, obj):
         return format_html('<pre class="admin-json">{}</pre>',
                            json.dumps(obj.answers, indent=2, ensure_ascii=False))
+
+    @admin.display(description="Free-text provenance")
+    def provenance_pretty(self, obj):
+        if not obj.provenance:
+            return "-"
+        flags = {path: [FLAGS[f] for f in answer_flags(record)]
+                 for path, record in obj.provenance.items()}
+        shown = {path: {**record, "flags": flags[path]} if flags[path] else record
+                 for path, record in obj.provenance.items()}
+        return format_html('<pre class="admin-json">{}</pre>',
+                           json.dumps(shown, indent=2, ensure_ascii=False))
 
 
 @admin.register(DeletionRecord)

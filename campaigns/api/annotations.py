@@ -20,6 +20,9 @@ class AnnotationOutput(serializers.ModelSerializer):
     worker = serializers.SerializerMethodField(help_text="The worker's pseudonym in this campaign.")
     platform = serializers.CharField(source="worker.platform")
     answers = serializers.JSONField()
+    provenance = serializers.JSONField(help_text=(
+        "How each free-text answer came to be: {answer path: {typed, pasted, pastes, ms, "
+        "chars}} (docs/exports.md); {} when the page recorded none."))
     submitted_at = serializers.DateTimeField(source="updated_at",
                                              help_text="The last submit of these answers.")
     allocation = serializers.CharField(
@@ -33,7 +36,7 @@ class AnnotationOutput(serializers.ModelSerializer):
     class Meta:
         model = Annotation
         fields = ["id", "item_id", "item", "system", "worker", "platform", "answers",
-                  "seconds_spent", "seconds_first", "control_passed", "created_at",
+                  "provenance", "seconds_spent", "seconds_first", "control_passed", "created_at",
                   "submitted_at", "allocation", "allocation_epoch"]
         read_only_fields = fields
 

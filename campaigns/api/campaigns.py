@@ -119,6 +119,10 @@ class CampaignSettingsInput(StrictInput):
                                                   max_value=86_400)
     min_seconds_per_word = serializers.FloatField(required=False, allow_null=True, min_value=0,
                                                   max_value=3_600)
+    block_paste = serializers.BooleanField(
+        required=False, help_text=Campaign._meta.get_field("block_paste").help_text)
+    block_copy = serializers.BooleanField(
+        required=False, help_text=Campaign._meta.get_field("block_copy").help_text)
     allocation = serializers.ChoiceField(
         required=False, choices=Campaign.Allocation.choices,
         help_text=Campaign._meta.get_field("allocation").help_text)

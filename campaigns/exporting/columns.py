@@ -39,6 +39,7 @@ SOURCE_FIELDS = (
     "control_passed",
     "assignment__allocation",
     "assignment__allocation_epoch",
+    "provenance",  # as JSON text, NULL when empty (see source.ProvenanceText)
 )
 ANSWERS = len(SOURCE_FIELDS)
 # Read as ISO 8601 text written by the database (see source.IsoUtc).
@@ -70,6 +71,7 @@ META_COLUMNS = (
     "control_passed",
     "allocation",
     "allocation_epoch",
+    "provenance",
 )
 LONG_COLUMNS = ("question", "part", "value")
 # csv-long's `part` of a whole answer: an empty cell reads as NaN in pandas, and

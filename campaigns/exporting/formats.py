@@ -113,7 +113,7 @@ class JsonlWriter(ExportWriter):
         keys, meta, dumps = self.keys, self.plan.meta, orjson.dumps
         judges = self._judges(rows)
         return [
-            f'{dumps(dict(zip(keys, meta(row), strict=True))).decode()[:-1]},'
+            f'{dumps(_provenance_spliced(dict(zip(keys, meta(row), strict=True)))).decode()[:-1]},'
             f'{judges.get(row[0], "")}"answers":{row[ANSWERS]}}}'
             for row in rows
         ]
@@ -164,3 +164,10 @@ FORMATS: dict[str, type[ExportWriter]] = {
 
 def writer_for(fmt: str, stream: TextIO, plan: ColumnPlan) -> ExportWriter:
     return FORMATS[fmt](stream, plan)
+
+
+def _provenance_spliced(record: dict) -> dict:
+    """jsonl's `provenance` as the JSON object it was read as (text), or {} when empty."""
+    text = record.get("provenance")
+    record["provenance"] = orjson.Fragment(text) if text else {}
+    return record

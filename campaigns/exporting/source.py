@@ -52,7 +52,8 @@ def annotation_chunks(
     Times come as ISO 8601 text and the answers as JSON text, both written by the database:
     that spares parsing them into Python objects only to format them again.
     """
-    fields = [IsoUtc(f) if f in TIMESTAMP_FIELDS else f for f in SOURCE_FIELDS]
+    fields = [IsoUtc(f) if f in TIMESTAMP_FIELDS else ProvenanceText() if f == "provenance"
+              else f for f in SOURCE_FIELDS]
     answers = Cast("answers", output_field=TextField())
     base = scope.queryset().order_by("id").values_list(*fields, answers)
     last = start
@@ -80,6 +81,20 @@ class IsoUtc(Func):
     def as_sql(self, compiler, connection, **extra):
         sql, params = compiler.compile(self.source_expressions[0])
         return f"(replace((({sql}) AT TIME ZONE 'UTC')::text, ' ', 'T') || '+00:00')", params
+
+
+class ProvenanceText(Func):
+    """The free-text answers' provenance as the database's JSON text; NULL when it is empty
+    (the same text as the SQL path's: exporting/sql.py, META)."""
+
+    output_field = TextField()
+
+    def __init__(self):
+        super().__init__(F("provenance"))
+
+    def as_sql(self, compiler, connection, **extra):
+        sql, params = compiler.compile(self.source_expressions[0])
+        return f"NULLIF(({sql})::text, '{{}}')", params
 
 
 class JsonArrayLength(Func):

@@ -143,6 +143,7 @@ META = [
     ("a.control_passed", lambda c: f"(CASE WHEN {c} THEN 'true' WHEN NOT {c} THEN 'false' END)"),
     ("s.allocation", text_cell),
     ("s.allocation_epoch", None),
+    ("NULLIF(a.provenance::text, '{}')", text_cell),
 ]
 
 

@@ -116,6 +116,14 @@ class Campaign(models.Model):
         null=True, blank=True, help_text="Flag workers whose median time per item is below this "
         "many seconds per word of the item's displayed text. Empty: the default reading floor, "
         "0.06 s per word (1,000 words per minute); 0 switches the per-word floor off.")
+    # Free-text answers (campaigns/pages/answer_provenance.py): the pages always record how
+    # each text came to be; these switch on refusing a paste into it, or a copy of the item.
+    block_paste = models.BooleanField(
+        default=False, help_text="Refuse pasting (and dropping text) into free-text answers; "
+        "the participant is told that pasting is turned off for this study.")
+    block_copy = models.BooleanField(
+        default=False, help_text="Refuse copying or cutting the item's text on the item pages "
+        "(a hindrance, not a barrier: a determined participant can still retype or screenshot it).")
     # Prolific studies: where participants come from, and the study's code for each outcome.
     recruitment = models.CharField(
         max_length=10, choices=Recruitment.choices, default=Recruitment.LINK,

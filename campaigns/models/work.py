@@ -1,6 +1,6 @@
 """The work: assignments handed to workers, their items, the annotations, per-item tallies."""
 from django.db import models
-from django.db.models import Q
+from django.db.models import Q, Value
 
 from .campaigns import Campaign, Item, Worker, new_token
 
@@ -106,6 +106,11 @@ class Annotation(models.Model):
     # first save's alone (a worker who goes back to change an answer is not a speeder).
     seconds_spent = models.FloatField(null=True, blank=True)
     seconds_first = models.FloatField(null=True, blank=True)
+    # How each free-text answer came to be, as the page recorded it and the server bounded it
+    # (campaigns/pages/answer_provenance.py): {"<question>[.<part>]": {"typed", "pasted",
+    # "pastes", "ms", "chars"}}; {} when the page recorded nothing (API, no script).
+    provenance = models.JSONField(default=dict, blank=True,
+                                  db_default=Value({}, output_field=models.JSONField()))
     # Outcome for attention-check and gold items (None for regular items).
     control_passed = models.BooleanField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

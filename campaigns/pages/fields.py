@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.core import signing
+from django.utils.translation import gettext
 
 from ..schema import BaseQuestion
 from ..schema.base import dom_id, field_name
@@ -104,7 +105,7 @@ def question_fields(questions: list[BaseQuestion], *, values: dict | None = None
             # Part errors sit next to their line or criterion; a summary goes on the fieldset.
             parts = [p for p in q_errors if p]
             if parts and "" not in q_errors:
-                q_errors[""] = "Please check the marked answers below."
+                q_errors[""] = gettext("Please check the marked answers below.")
         fields.append(QuestionField(
             question=q, name=field_name(q.id), dom_id=dom_id(q.id),
             template=q.template,
@@ -125,7 +126,7 @@ def _output_fields(question: BaseQuestion, extra: dict) -> list[dict[str, Any]]:
         sub = inner.model_copy(update={"text": f"{question.text} ({label})", "help": ""})
         errors = dict(row["errors"])
         if inner.part_errors and any(errors) and "" not in errors:
-            errors[""] = "Please check the marked answers below."
+            errors[""] = gettext("Please check the marked answers below.")
         rows.append({"label": label, "text": row["text"], "html": row.get("html"),
                      "field": QuestionField(
             question=sub, name=f"{field_name(question.id)}.o{position}",

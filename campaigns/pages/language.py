@@ -85,4 +85,6 @@ WORKER_SCRIPT_STRINGS = (
     gettext_noop("%(value)s, near %(label)s"),
     gettext_noop("A span must mark a word or more, not only spaces."),
     gettext_noop("%(text)s, marked %(labels)s"),
+    gettext_noop("Pasting is turned off for this study."),
+    gettext_noop("Copying is turned off for this study."),
 )

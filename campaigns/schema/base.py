@@ -160,6 +160,11 @@ class BaseQuestion(Strict):
         value = post.get(prefix)
         return None if value in (None, "") else value
 
+    def free_text_input(self, suffix: str) -> bool:
+        """Is the form field `field_name(id) + suffix` a text a person writes (an answer, a
+        rewrite, a reason), whose provenance the page records (pages/answer_provenance.py)?"""
+        return False
+
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:
         """What the template shows besides the question: choices, current value, rows."""
         return {"value": as_text(value)}

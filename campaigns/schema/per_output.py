@@ -25,6 +25,8 @@ from collections import Counter
 from functools import cache, cached_property
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext
+
 from .base import AnswerInvalid, AnswerReader, BaseQuestion, ChartSpec, prompt_heading
 from .contract import Capability
 from .outputs import OUTPUTS, item_systems
@@ -91,6 +93,11 @@ class PerOutput:
         return [(o.get("system"), output_label(i), output_text(o))
                 for i, o in enumerate(shown_outputs(item_data))]
 
+    def page_label(self, position: int, key: str, label: str) -> str:
+        """A target's label on the worker's page, in the page's language (a judge's prompt
+        keeps the English `label`)."""
+        return gettext("Response %(position)s") % {"position": LABELS[position]}
+
     def target_order(self, raw: dict, item_data: dict | None) -> list[str]:
         """The keys in the order the page showed (the posted order, the server's on a page)."""
         systems = item_systems(item_data)
@@ -114,6 +121,13 @@ class PerOutput:
             if isinstance(values, list | tuple) or hasattr(values, "__iter__"):
                 return all(self.inner.is_empty(v) for v in values)
         return raw is None or raw == "" or raw == [] or raw == {}
+
+    def free_text_input(self, suffix: str) -> bool:  # `.o<position>` and the kind's own
+        position, _, rest = suffix.removeprefix(".o").partition(".")
+        own = f".{rest}" if rest else ""
+        if not suffix.startswith(".o") or not position.isdigit():
+            return False
+        return int(position) < MAX_POSITIONS and self.inner.free_text_input(own)
 
     def form_value(self, post: Any, prefix: str) -> Any:
         values = [self.inner.form_value(post, f"{prefix}.o{i}") for i in range(MAX_POSITIONS)]
@@ -152,10 +166,11 @@ class PerOutput:
         for position, key in enumerate(order):
             value = values.get(key)
             label, text = shown.get(key, (key, ""))
-            label = output_label(position) if self.keys_are_systems else label
+            label = self.page_label(position, key, label)
             if self.inner.is_empty(value):
                 if self.required:
-                    errors[f"{qid}.o{position}"] = f"Please answer this question for {label}."
+                    errors[f"{qid}.o{position}"] = gettext(
+                        "Please answer this question for %(label)s.") % {"label": label}
                 continue
             try:
                 cleaned[key] = self.inner.validate_answer(value, with_text(item_data, text))
@@ -185,7 +200,8 @@ class PerOutput:
             own = by_key.get(key) if by_key else (
                 by_position[position] if position < len(by_position) else None)
             own_errors = _errors_at(errors, position, self.inner.id)
-            rows.append({"position": position, "label": label, "text": text,
+            rows.append({"position": position, "label": self.page_label(position, key, label),
+                         "text": text,
                          "html": htmls.get(key), "errors": own_errors, "value": own,
                          "extra": self.inner.widget(own, with_text(item_data, text),
                                                     own_errors)})

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.utils.translation import gettext
+
 from .base import AnswerInvalid
 from .contract import Capability
 from .per_output import ADDED, PerOutput
@@ -39,6 +41,14 @@ class PerTurn(PerOutput):
     order_key: ClassVar[str] = TURNS
     key_part: ClassVar[str] = "turn"
     keys_are_systems: ClassVar[bool] = False
+
+    def page_label(self, position: int, key: str, label: str) -> str:
+        n = int(key) + 1
+        if self.for_each_turn == "assistant":
+            return gettext("Assistant turn %(n)s") % {"n": n}
+        if self.for_each_turn == "user":
+            return gettext("User turn %(n)s") % {"n": n}
+        return label
 
     def targets(self, item_data: dict | None) -> list[tuple[str, str, str]]:
         messages = (item_data or {}).get(self.chat_field)
@@ -68,7 +78,7 @@ class PerTurn(PerOutput):
             keys = [key for key, _, _ in self.targets(item_data)]
             positions = raw["by_position"]
             if len(positions) > len(keys):
-                raise AnswerInvalid({self.id: "An answer was given for a turn not shown."})
+                raise AnswerInvalid({self.id: gettext("An answer was given for a turn not shown.")})
             raw = {BY_TURN: {k: v for k, v in zip(keys, positions, strict=False)
                              if v is not None}}
         return super().validate_answer(raw, item_data)

@@ -8,16 +8,19 @@ from decimal import Decimal
 
 import pandas as pd
 
+from ..analysis.answer_provenance import MOSTLY_PASTED, TYPED_TOO_FAST, add_to_quality
 from ..analysis.approvals import APPROVE, REJECT, BonusRule, submission_actions, submission_quality
 from ..models import Annotation, Assignment, Campaign, Worker
 from .analysis import annotations_frame, split_frame
 from .analysis.flags import speed_rules
+from .answer_provenance import provenance_flag_counts
 
 COLUMNS = [
     "assignment", "platform", "participant_id", "study_id", "submission_id",
     "mturk_assignment_id", "mturk_hit_id", "completion_code", "started_at", "submitted_at",
     "seconds_taken", "items", "attention_n", "attention_failures", "gold_n", "gold_correct",
-    "gold_accuracy", "median_seconds_per_item", "too_fast", "straight_lining", "action",
+    "gold_accuracy", "median_seconds_per_item", "too_fast", "straight_lining",
+    "mostly_pasted_answers", "typed_too_fast_answers", "action",
     "rejection_category", "reason", "bonus",
 ]
 
@@ -33,7 +36,8 @@ def _quality(campaign: Campaign) -> pd.DataFrame:
     of = dict(Annotation.objects.filter(campaign=campaign).values_list("id", "assignment_id"))
     humans = humans.assign(submission=humans["annotation"].map(of))
     rules, humans = speed_rules(humans, campaign)  # the campaign's floors, as the flags use
-    return submission_quality(humans, rules)
+    return add_to_quality(submission_quality(humans, rules), "submission",
+                          provenance_flag_counts(campaign=campaign, by="assignment"))
 
 
 def _seconds(assignment: Assignment) -> float | None:
@@ -75,6 +79,8 @@ def _row(assignment: Assignment, check: dict, action) -> dict:
         "median_seconds_per_item": None if median is None else round(float(median), 2),
         "too_fast": bool(check.get("too_fast")),
         "straight_lining": bool(check.get("straight_lining")),
+        "mostly_pasted_answers": int(check.get(MOSTLY_PASTED) or 0),
+        "typed_too_fast_answers": int(check.get(TYPED_TOO_FAST) or 0),
         "action": action["action"], "rejection_category": action["rejection_category"],
         "reason": action["reason"], "bonus": str(action["bonus"]),
     }

@@ -36,7 +36,7 @@ CONFIG_FIELDS = (
     "assignment_timeout_minutes", "max_assignments_per_worker",
     "attention_checks_per_assignment", "gold_items_per_assignment", "completion_mode",
     "completion_code", "completion_redirect_url", "source",
-    "min_seconds_per_item", "min_seconds_per_word",
+    "min_seconds_per_item", "min_seconds_per_word", "block_paste", "block_copy",
     "recruitment", "completion_code_failed_checks", "completion_code_no_work",
     "completion_code_screened_out", "qualification",
     *ALLOCATION_FIELDS,
@@ -98,6 +98,9 @@ def campaign_check_changes(*, campaign: Campaign | None, fields: dict[str, Any])
         parse_qualification(merged.get("qualification"))
     except SchemaInvalid as exc:
         issues += exc.issues
+    for name in ("block_paste", "block_copy"):
+        if name in fields and not isinstance(fields[name], bool):
+            issues.append(SchemaIssue(name, "must be true or false"))
     issues += allocation_issues(merged)
     if not issues and campaign is not None and "schema" in fields:
         issues += schema_change_issues(campaign=campaign, schema=fields["schema"])

@@ -36,6 +36,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from ..errors import ServiceError
 from ..models import Assignment, Worker
+from ..pages.answer_provenance import provenance_from_post
 from ..pages.fields import timer_seconds, timer_start
 from ..pages.item import (
     blank_page_cacheable,
@@ -170,8 +171,10 @@ def item_page(request: HttpRequest, token: str, position: int) -> HttpResponse:
         return answers
 
     try:
-        saved = annotation_submit(token=token, position=position, answers=read_answers,
-                                  seconds_spent=timer_seconds(request.POST.get("started")))
+        saved = annotation_submit(
+            token=token, position=position, answers=read_answers,
+            seconds_spent=timer_seconds(request.POST.get("started")),
+            provenance=lambda schema: provenance_from_post(schema, request.POST))
     except AnswerInvalid as exc:  # nothing saved: the page again, every answer kept
         assignment, page = assignment_with_page(token=token, position=position)
         if assignment is None or page is None:
@@ -287,7 +290,8 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     action = item_url(assignment, position)  # posts here whichever URL answered with the page
     key = None
     if not values and not errors and blank_page_cacheable(schema):
-        key = (campaign.pk, campaign.name, campaign.instructions, campaign.examples,
+        key = (campaign.pk, campaign.updated_at, campaign.name, campaign.instructions,
+               campaign.examples, campaign.block_paste, campaign.block_copy,
                Same(schema), position, page.progress.total, page.progress.answered)
 
     def context() -> dict:

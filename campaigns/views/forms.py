@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from django.http import HttpRequest
 from django.utils.crypto import constant_time_compare, salted_hmac
+from django.utils.translation import gettext_lazy
 
 from ..schema import AnswerInvalid, BaseQuestion
 from ..schema.base import field_name
@@ -38,12 +39,13 @@ def answers_from_post(questions: list[BaseQuestion], post) -> dict[str, Any]:
         own = [v for key, values in post.lists()
                if key.split(".")[0].split("__")[0] == name for v in values]
         if any("\x00" in v for v in own):
-            errors[q.id] = "This answer contains a NUL character, which cannot be stored."
+            errors[q.id] = gettext_lazy(
+                "This answer contains a NUL character, which cannot be stored.")
             continue
         try:
             value = q.form_value(post, name)
         except (ValueError, OverflowError, TypeError):
-            errors[q.id] = "This answer could not be read; please answer again."
+            errors[q.id] = gettext_lazy("This answer could not be read; please answer again.")
             continue
         if value is not None:
             answers[q.id] = value

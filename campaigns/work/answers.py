@@ -2,7 +2,7 @@
 
 There is one way in: annotation_submit. It reads the assignment and the item (one query),
 validates the answers against the campaign's schema, and stores them with one call of
-campaigns_save_answer (sql/save_answer_v2.sql), which also hands the assignment in when the
+campaigns_save_answer (sql/save_answer_v3.sql), which also hands the assignment in when the
 answer was the last one missing.
 """
 from __future__ import annotations
@@ -43,7 +43,8 @@ class AnnotationSaved:
 
 def annotation_submit(*, position: int, answers: Answers, assignment: Assignment | None = None,
                       token: str | None = None,
-                      seconds_spent: float | None = None) -> AnnotationSaved:
+                      seconds_spent: float | None = None,
+                      provenance: Answers | None = None) -> AnnotationSaved:
     """Save the answers for the item at `position` (1-based); a repeat updates, never duplicates.
 
     The assignment is given as an object or by its token (the item pages know only the
@@ -54,7 +55,9 @@ def annotation_submit(*, position: int, answers: Answers, assignment: Assignment
 
     Raises AnswerInvalid (nothing stored) when the answers break the schema, ServiceError 404
     for an unknown token or a position outside the assignment, and Conflict (409) once the
-    assignment is submitted, returned or past its deadline. The item's `annotations_done`
+    assignment is submitted, returned or past its deadline. `provenance` (a dict, or a
+    function of the schema like `answers`) is the free-text answers' record
+    (pages/answer_provenance.py), stored with the answer. The item's `annotations_done`
     grows only on the first save; attention-check and gold items get `control_passed`.
     """
     if (assignment is None) == (token is None):
@@ -66,6 +69,8 @@ def annotation_submit(*, position: int, answers: Answers, assignment: Assignment
     if callable(answers):
         answers = answers(schema)
     values = answer_values(schema, item, answers, seconds_spent)
+    if provenance is not None:
+        values["provenance"] = provenance(schema) if callable(provenance) else provenance
     return _save_in_database(assignment or read, item, values)
 
 

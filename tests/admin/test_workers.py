@@ -65,3 +65,22 @@ def test_the_worker_and_item_lists_use_a_constant_number_of_queries(researcher_c
                 researcher_client.get(reverse(f"admin:campaigns_{model}_changelist"))
             counts.append((model, len(queries)))
     assert counts[:4] == counts[4:], counts
+
+
+def test_the_worker_and_answer_pages_show_each_free_text_record_with_its_flags(
+        researcher_client, campaign):
+    add_items(campaign, 1)
+    (assignment,) = simulate(campaign, workers=1)
+    annotation = Annotation.objects.get(assignment=assignment)
+    annotation.provenance = {"feedback": {"typed": 2, "pasted": 130, "pastes": 1, "ms": 4200,
+                                          "chars": 130}}
+    annotation.save(update_fields=["provenance"])
+    page = researcher_client.get(reverse("admin:campaigns_worker_change",
+                                         args=[assignment.worker_id])).content.decode()
+    assert "Free-text answers: how they were written" in page
+    row = page[page.index("<td>feedback</td>"):].split("</tr>")[0]
+    assert "<td>130</td><td>2</td><td>130</td>" in row and "<strong>mostly pasted</strong>" in row
+    assert "<td>4.2</td>" in row
+    answer = researcher_client.get(reverse("admin:campaigns_annotation_change",
+                                           args=[annotation.pk])).content.decode()
+    assert "Free-text provenance" in answer and "mostly pasted" in answer

@@ -77,6 +77,8 @@ TABLE = [
     Action("a screening rule with an answer the question has not", "update", params={
         "intake_questions": [{**ADULT, "eligible": ["maybe"]}]}, ok=False,
         says="is not an answer to this question"),
+    Action("turn off pasting into free-text answers and copying the item", "update",
+           params={"block_paste": True, "block_copy": True}),
     Action("import items", "import", "draft", {"content": NEW_ITEMS}),
     Action("import a bad file", "import", params={"content": BAD_ITEMS}, ok=False,
            says="'sys-a-0' already exists in this campaign"),

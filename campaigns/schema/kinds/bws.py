@@ -3,6 +3,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field
 
 from ..base import (
@@ -76,11 +77,12 @@ class BestWorstQuestion(BaseQuestion):
         errors = {}
         for part, label in (("best", self.best_label), ("worst", self.worst_label)):
             if raw.get(part) not in positions:
-                errors[f"{qid}.{part}"] = f"Choose the {label.lower()} one: " + \
-                    ", ".join(positions) + "."
+                errors[f"{qid}.{part}"] = gettext("Choose the %(label)s one: %(positions)s.") % {
+                    "label": label.lower(), "positions": ", ".join(positions)}
         if not errors and raw["best"] == raw["worst"]:
-            errors[f"{qid}.worst"] = (f"The {self.worst_label.lower()} one cannot also be the "
-                                      f"{self.best_label.lower()} one.")
+            errors[f"{qid}.worst"] = gettext(
+                "The %(worst)s one cannot also be the %(best)s one.") % {
+                "worst": self.worst_label.lower(), "best": self.best_label.lower()}
         if errors:
             raise AnswerInvalid(errors)
         return {"best": raw["best"], "worst": raw["worst"], "order": list(order)}

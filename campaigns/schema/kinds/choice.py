@@ -8,6 +8,7 @@ API, a judge, a gold answer). Exports write it as `<id>.value` and `<id>.order` 
 import random
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -54,7 +55,8 @@ class ChoiceQuestion(ShuffledOptions, BaseQuestion):
     def _value(self, raw: Any) -> str:
         values = self._values()
         if not isinstance(raw, str) or raw not in values:
-            raise AnswerInvalid({self.id: "Choose one of the options: " + ", ".join(values) + "."})
+            raise AnswerInvalid({self.id: gettext("Choose one of the options: %(options)s.") % {
+                "options": ", ".join(values)}})
         return raw
 
     def is_empty(self, raw: Any) -> bool:

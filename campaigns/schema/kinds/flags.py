@@ -7,6 +7,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -72,15 +73,17 @@ class FlagsQuestion(ShuffledOptions, BaseQuestion):
             raise AnswerInvalid({self.id: "Expected a list of reasons."})
         unknown = [v for v in selected if v not in values]
         if unknown:
-            raise AnswerInvalid({self.id: f"Unknown reason(s): {', '.join(unknown)}."})
+            raise AnswerInvalid({self.id: gettext("Unknown reason(s): %(reasons)s.") % {
+                "reasons": ", ".join(unknown)}})
         other = raw.get("other") or ""
         if not isinstance(other, str):
             raise AnswerInvalid({self.id: "The 'other' reason must be text."})
         other = other.strip()
         if other and not self.other:
-            raise AnswerInvalid({self.id: "This question takes no 'other' reason."})
+            raise AnswerInvalid({self.id: gettext("This question takes no 'other' reason.")})
         if len(other) > OTHER_MAX_LENGTH:
-            raise AnswerInvalid({self.id: f"At most {OTHER_MAX_LENGTH} characters, please."})
+            raise AnswerInvalid({self.id: gettext("At most %(max)s characters, please.") % {
+                "max": OTHER_MAX_LENGTH}})
         # Keep the schema's order so equal answers compare equal.
         cleaned: dict[str, Any] = {"selected": [v for v in values if v in selected]}
         if other:
@@ -158,6 +161,9 @@ class FlagsQuestion(ShuffledOptions, BaseQuestion):
         if isinstance(answer.get("order"), list):
             renamed["order"] = [new if v == old else v for v in answer["order"]]
         return renamed
+
+    def free_text_input(self, suffix: str) -> bool:
+        return self.other and suffix == "__other"
 
     def is_free_text(self, part: str) -> bool:
         return part in ("other", "order")

@@ -2,6 +2,7 @@
 import random
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -48,7 +49,8 @@ class LikertQuestion(BaseQuestion):
         value = as_int(raw)
         if value is None or value not in self.values:
             allowed = ", ".join(str(v) for v in self.values)
-            raise AnswerInvalid({self.id: f"Choose one of {allowed}."})
+            raise AnswerInvalid({self.id: gettext("Choose one of %(options)s.") % {
+                "options": allowed}})
         return value
 
     def widget(self, value: Any, item_data: dict | None, errors: dict[str, str]) -> dict:

@@ -118,7 +118,8 @@ class LinesQuestion(BaseQuestion):
                 {self.id: f"Expected a label for each of the {len(segments)} lines."}
             )
         if len(raw) != len(segments):
-            raise AnswerInvalid({self.id: f"Expected {len(segments)} line labels, got {len(raw)}."})
+            raise AnswerInvalid({self.id: gettext("Expected %(n)s line labels, got %(given)s.") % {
+                "n": len(segments), "given": len(raw)}})
         errors: dict[str, str] = {}
         cleaned = [self._clean_line(n, entry, errors) for n, entry in enumerate(raw, start=1)]
         if errors:
@@ -137,7 +138,8 @@ class LinesQuestion(BaseQuestion):
             errors[f"{self.id}.{n}.label"] = gettext("Line %(n)s: choose a label.") % {"n": n}
             return {}
         if label not in values:
-            errors[f"{self.id}.{n}.label"] = f"Line {n}: choose one of {', '.join(values)}."
+            errors[f"{self.id}.{n}.label"] = gettext(
+                "Line %(n)s: choose one of %(options)s.") % {"n": n, "options": ", ".join(values)}
             return {}
         cleaned = {"label": label}
         fu = self.followup
@@ -241,6 +243,10 @@ class LinesQuestion(BaseQuestion):
         if isinstance(raw, list):
             return all((e.get("label") if isinstance(e, dict) else e) in (None, "") for e in raw)
         return super().is_empty(raw)
+
+    def free_text_input(self, suffix: str) -> bool:  # `.<line>.<followup id>`
+        return bool(self.followup) and re.fullmatch(
+            rf"\.[1-9][0-9]{{0,3}}\.{re.escape(self.followup.id)}", suffix) is not None
 
     def is_free_text(self, part: str) -> bool:
         return bool(self.followup) and part.endswith(f".{self.followup.id}")

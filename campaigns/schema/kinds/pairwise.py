@@ -85,14 +85,16 @@ class PairwiseQuestion(BaseQuestion):
         errors: dict[str, str] = {}
         choice = raw.get("choice")
         if choice not in self._choices():
-            errors[f"{qid}.choice"] = "Choose one of: " + ", ".join(self._choices()) + "."
+            errors[f"{qid}.choice"] = gettext("Choose one of: %(options)s.") % {
+                "options": ", ".join(self._choices())}
         cleaned: dict[str, Any] = {"choice": choice, "order": list(order)}
         strength = raw.get("strength")
         if strength not in (None, ""):
             if strength not in STRENGTHS:
-                errors[f"{qid}.strength"] = "Choose one of: " + ", ".join(STRENGTHS) + "."
+                errors[f"{qid}.strength"] = gettext("Choose one of: %(options)s.") % {
+                    "options": ", ".join(STRENGTHS)}
             elif choice == "tie":
-                errors[f"{qid}.strength"] = "A tie has no strength."
+                errors[f"{qid}.strength"] = gettext("A tie has no strength.")
             else:
                 cleaned["strength"] = strength
         reason = raw.get("reason")
@@ -100,7 +102,8 @@ class PairwiseQuestion(BaseQuestion):
             if not isinstance(reason, str):
                 errors[f"{qid}.reason"] = "The reason must be text."
             elif len(reason.strip()) > REASON_MAX_LENGTH:
-                errors[f"{qid}.reason"] = f"At most {REASON_MAX_LENGTH} characters, please."
+                errors[f"{qid}.reason"] = gettext("At most %(max)s characters, please.") % {
+                    "max": REASON_MAX_LENGTH}
             elif reason.strip():
                 cleaned["reason"] = reason.strip()
         if errors:
@@ -156,6 +159,9 @@ class PairwiseQuestion(BaseQuestion):
         if not isinstance(order, list) or len(order) != 2 or score is None:
             return []
         return [(order[0], order[1], score)]
+
+    def free_text_input(self, suffix: str) -> bool:
+        return self.reason and suffix == ".reason"
 
     def is_free_text(self, part: str) -> bool:
         # Agreement is on the system preferred (winner), not on the position clicked (which

@@ -97,16 +97,17 @@ class RubricQuestion(BaseQuestion):
         for c in self.criteria:
             value = as_int(raw.get(c.id))
             if raw.get(c.id) in (None, ""):
-                errors[f"{self.id}.{c.id}"] = f"Give {c.id} a score from {c.min} to {c.max}."
+                errors[f"{self.id}.{c.id}"] = gettext(
+                    "Give %(criterion)s a score from %(min)s to %(max)s.") % {
+                    "criterion": c.id, "min": c.min, "max": c.max}
             elif value is None and as_number(raw.get(c.id)) is not None:
-                errors[f"{self.id}.{c.id}"] = (
-                    f"{c.id} takes whole points ({raw.get(c.id)!r} given is not a whole "
-                    "number)."
-                )
+                errors[f"{self.id}.{c.id}"] = gettext(
+                    "%(criterion)s takes whole points (%(given)s given is not a whole "
+                    "number).") % {"criterion": c.id, "given": repr(raw.get(c.id))}
             elif value is None or not c.min <= value <= c.max:
-                errors[f"{self.id}.{c.id}"] = (
-                    f"{c.id} takes {c.min} to {c.max} points ({raw.get(c.id)!r} given)."
-                )
+                errors[f"{self.id}.{c.id}"] = gettext(
+                    "%(criterion)s takes %(min)s to %(max)s points (%(given)s given).") % {
+                    "criterion": c.id, "min": c.min, "max": c.max, "given": repr(raw.get(c.id))}
             else:
                 cleaned[c.id] = value
         if errors:

@@ -86,7 +86,8 @@ class SliderQuestion(BaseQuestion):
             )
         steps = (value - self.min) / self.step
         if not math.isclose(steps, round(steps), abs_tol=1e-6):
-            raise AnswerInvalid({self.id: f"The score must be a multiple of {self.step:g}."})
+            raise AnswerInvalid({self.id: gettext("The score must be a multiple of %(step)s.") % {
+                "step": f"{self.step:g}"}})
         return int(value) if float(value).is_integer() else value
 
     def form_value(self, post: Any, prefix: str) -> Any:

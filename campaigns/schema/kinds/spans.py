@@ -5,6 +5,7 @@ import random
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
+from django.utils.translation import gettext
 from pydantic import Field, model_validator
 
 from ..base import (
@@ -139,13 +140,13 @@ class SpansQuestion(BaseQuestion):
             try:
                 raw = json.loads(raw)
             except (ValueError, RecursionError):
-                raise AnswerInvalid({qid: "The marked spans could not be read "
-                                          "(expected a JSON list)."}) from None
+                raise AnswerInvalid({qid: gettext(
+                    "The marked spans could not be read (expected a JSON list).")}) from None
         if not isinstance(raw, list):
             raise AnswerInvalid({qid: "Expected a list of spans."})
         if len(raw) > self.max_spans:
-            raise AnswerInvalid({qid: f"At most {self.max_spans} spans, please "
-                                      f"({len(raw)} marked)."})
+            raise AnswerInvalid({qid: gettext("At most %(max)s spans, please (%(given)s marked).")
+                                 % {"max": self.max_spans, "given": len(raw)}})
         text = self.marked_text(item_data)
         errors: dict[str, str] = {}
         spans = []

@@ -29,6 +29,9 @@ class TextQuestion(BaseQuestion):
             raise ValueError("min_length must not exceed max_length")
         return self
 
+    def free_text_input(self, suffix: str) -> bool:
+        return suffix == ""
+
     def is_empty(self, raw: Any) -> bool:
         return raw is None or (isinstance(raw, str) and not raw.strip())
 

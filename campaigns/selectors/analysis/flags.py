@@ -4,11 +4,13 @@ from __future__ import annotations
 import pandas as pd
 
 from ...analysis import (
+    answer_provenance,
     quality,
     reliability,
 )
 from ...models import Campaign, Item
 from ...schema import parse_schema
+from ..answer_provenance import provenance_flag_counts
 from .frames import _agreement_input, annotations_frame, split_frame
 
 
@@ -18,7 +20,13 @@ def _quality(humans: pd.DataFrame, campaign: Campaign | None = None) -> pd.DataF
     rules, humans = speed_rules(humans, campaign)
     named = humans.assign(worker=humans["worker_name"])
     table = quality.worker_quality(named, rules)
-    return reliability.with_loo_flags(table, reliability.loo_correlations(_rated_units(named)))
+    table = reliability.with_loo_flags(table, reliability.loo_correlations(_rated_units(named)))
+    if campaign is None:
+        return table
+    names = dict(zip(humans["worker"], humans["worker_name"], strict=True))
+    by_worker = provenance_flag_counts(campaign=campaign, by="worker")
+    return answer_provenance.add_to_quality(
+        table, "worker", {names[w]: c for w, c in by_worker.items() if w in names})
 
 
 def _rated_units(named: pd.DataFrame) -> pd.DataFrame:
