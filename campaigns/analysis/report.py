@@ -10,11 +10,16 @@ Pure functions over the statistics dict (campaign_statistics) and a few design f
 """
 from __future__ import annotations
 
-import re
-
+from . import report_disagreement
 from .crossed import MIN_RATERS
-
-MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+from .report_cells import (  # noqa: F401 - _interval and DEGENERATE_MARK are read via report
+    DEGENERATE_MARK,
+    _interval,
+    _label,
+    _md,
+    _num,
+    _table,
+)
 
 
 def build_report(statistics: dict, design: dict, planning: list[dict]) -> dict:
@@ -60,34 +65,6 @@ def _ranks(statistics: dict) -> dict:
     return {(r["question"], r["part"], r["system"]): r for r in statistics["ranking"]}
 
 
-def _md(value) -> str:
-    """A table cell or inline text: Markdown's special characters escaped, one line."""
-    text = "–" if value is None else str(value)
-    return MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
-
-
-def _num(value, digits: int = 3) -> str:
-    return "–" if value is None else f"{value:.{digits}f}"
-
-
-def _interval(row: dict, name: str = "") -> str:
-    low, high = row.get(f"{name}ci_low"), row.get(f"{name}ci_high")
-    if low is None:
-        return "–"
-    # An interval of zero width is not certainty: every resample gave the same value.
-    return f"[{low:.3f}, {high:.3f}]" + (DEGENERATE_MARK if low == high else "")
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *["| " + " | ".join(row) + " |" for row in rows], ""]
-
-
-def _label(row: dict) -> str:
-    return _md(f"{row['question']}.{row['part']}" if row["part"] else row["question"])
-
-
-DEGENERATE_MARK = "†"
 DEGENERATE_NOTE = ("\n† A degenerate interval (zero width): every resample gave the same "
                    "value (all ratings equal, one cluster, or too few items to vary), which "
                    "is no evidence of certainty.\n")
@@ -120,7 +97,7 @@ def report_markdown(report: dict) -> str:
         [_label(r), _md(", ".join(f"{k} = {v}" for k, v in r["subset"].items())
                         if r["subset"] else "pooled"), _md(r["level"]), _num(r["alpha"]),
          _interval(r), str(r["n_items"]), str(r["n_raters"])] for r in report["agreement"]])
-    out += _sections().disagreement_markdown(report)
+    out += report_disagreement.disagreement_markdown(report)
     out += ["## Results per system", ""]
     out += _table(["Question", "System", "Items", "Mean", "95% CI", "CI method", "Rank",
                    "Cluster"], [
@@ -318,16 +295,8 @@ def _preference_markdown(entries: list[dict]) -> list[str]:
             "across a split of the systems.", ""]
         out += [_position_bias_sentence(e["position_bias"]), ""]
         out += _position_adjusted_markdown(e)
-        out += _sections().style_markdown(e)
+        out += report_disagreement.style_markdown(e)
     return out
-
-
-def _sections():
-    """The sections kept in report_disagreement.py (imported late: they use this module's
-    cell formatting)."""
-    from . import report_disagreement
-
-    return report_disagreement
 
 
 def _position_adjusted_markdown(e: dict) -> list[str]:

@@ -3,7 +3,7 @@ and on style-adjusted pairwise strengths (analysis/preference_style.py); report.
 them."""
 from __future__ import annotations
 
-from .report import _interval, _label, _md, _num, _table
+from .report_cells import _interval, _label, _md, _num, _table
 
 
 def _counts_text(counts: dict | None) -> str:
