@@ -12,7 +12,7 @@ from scipy import stats
 from . import N_BOOT
 from .agreement import alpha_from_counts, bootstrap_alphas, value_counts
 from .judges import consensus_values, human_consensus
-from .system_level import system_correlation_intervals
+from .system_level import pearson_rows, system_correlation_intervals
 
 KEYS = ["question", "part"]
 FIGURES = ["exact", "kappa", "kappa_weighted", "kappa_quadratic", "alpha", "pearson", "spearman",
@@ -96,15 +96,6 @@ def _kappa_from_table(table: np.ndarray, k: int, weighted: bool = False,
                         np.nan)
 
 
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    x = x - x.mean(axis=1, keepdims=True)
-    y = y - y.mean(axis=1, keepdims=True)
-    denominator = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(denominator > 0, (x * y).sum(axis=1) / np.where(
-            denominator > 0, denominator, 1), np.nan)
-
-
 def _kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Kendall's tau-b of each row pair (as scipy.stats.kendalltau), O(n^2) per row."""
     out = np.empty(len(x))
@@ -133,8 +124,8 @@ def _figures(h: np.ndarray, j: np.ndarray, level: str, categories: np.ndarray,
     out["kappa_quadratic"] = cohen_kappa(hc, jc, categories, quadratic=True)
     if level == "interval":  # a total or a slider: exact agreement on 0-19 points means little
         out["kappa"] = np.full(len(hc), np.nan)
-    out["pearson"] = _pearson_rows(h, j)
-    out["spearman"] = _pearson_rows(stats.rankdata(h, axis=1), stats.rankdata(j, axis=1))
+    out["pearson"] = pearson_rows(h, j)
+    out["spearman"] = pearson_rows(stats.rankdata(h, axis=1), stats.rankdata(j, axis=1))
     if kendall:
         out["kendall"] = _kendall_rows(h, j)
     return out

@@ -36,7 +36,8 @@ def _rank_rows(x: np.ndarray) -> np.ndarray:
     return stats.rankdata(x, axis=1)
 
 
-def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Pearson's r of each row pair (NaN where a row does not vary)."""
     x = x - x.mean(axis=1, keepdims=True)
     y = y - y.mean(axis=1, keepdims=True)
     denominator = np.sqrt((x * x).sum(axis=1) * (y * y).sum(axis=1))
@@ -72,8 +73,8 @@ def system_correlation_intervals(systems: np.ndarray, human: np.ndarray, judge: 
     if n_boot < 2 or len(np.unique(systems)) < MIN_SYSTEMS:
         return {}
     h, j = system_means_resampled(systems, [human, judge], n_boot=n_boot, seed=seed)
-    figures = {"pearson": _pearson_rows(h, j),
-               "spearman": _pearson_rows(_rank_rows(h), _rank_rows(j)),
+    figures = {"pearson": pearson_rows(h, j),
+               "spearman": pearson_rows(_rank_rows(h), _rank_rows(j)),
                "kendall": _kendall_rows(h, j)}
     out = {}
     for name, values in figures.items():
@@ -112,7 +113,7 @@ def split_half_ceiling(systems: np.ndarray, values: np.ndarray, *, splits: int =
             order = rng.permuted(np.tile(np.arange(len(group)), (size, 1)), axis=1)
             halves[start:start + size, 0, g] = group[order[:, :cut]].mean(axis=1)
             halves[start:start + size, 1, g] = group[order[:, cut:]].mean(axis=1)
-    r = _pearson_rows(halves[:, 0], halves[:, 1])
+    r = pearson_rows(halves[:, 0], halves[:, 1])
     if not np.isfinite(r).any():
         return None
     mean_r = float(np.nanmean(r))
