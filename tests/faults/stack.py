@@ -95,8 +95,12 @@ class PostgresCluster:
     def start(self) -> None:
         options = (f"-p {PG_PORT} -c listen_addresses={HOST} -k {PG_DATA} "
                    "-c max_connections=60 -c shared_buffers=32MB")
-        self._run("pg_ctl", "-D", str(PG_DATA), "-o", options, "-l", str(self.log), "-w",
-                  "-t", "30", "start")
+        started = self._run("pg_ctl", "-D", str(PG_DATA), "-o", options, "-l", str(self.log),
+                            "-w", "-t", "30", "start", check=False)
+        if started.returncode != 0:
+            log = self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+            raise RuntimeError(f"pg_ctl start failed ({started.returncode}): "
+                               f"{started.stdout}{started.stderr}\n{self.log}:\n{log}")
 
     def stop(self, mode: str = "fast") -> None:
         self._run("pg_ctl", "-D", str(PG_DATA), "-m", mode, "-w", "-t", "30", "stop",
