@@ -6,6 +6,7 @@ from django.db.models import Count
 
 from ...analysis import (
     agreement,
+    allocation_design,
     comparisons,
     connectivity,
     preference,
@@ -24,6 +25,7 @@ from .frames import (
     _agreement_input,
     _levels,
     _part_texts,
+    allocation_counts,
     annotations_frame,
     item_field_values,
     pairing_field,
@@ -127,6 +129,9 @@ def campaign_statistics(
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default);
     `style` adds their style-adjusted strengths (analysis/preference_style.py).
+    `allocation_design` says which allocation strategies the annotations used were handed
+    out under, in what share, and what each assumes; `allocation_periods` the share of each
+    run of epochs under one strategy (analysis/allocation_design.py).
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
@@ -156,6 +161,7 @@ def campaign_statistics(
         "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
         "progress": _progress(campaign),
+        **_allocation_tables(allocation_counts(used)),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
         "worker_reliability": _worker_reliability(used, n_boot),
@@ -169,6 +175,12 @@ def campaign_statistics(
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def _allocation_tables(counts: dict) -> dict:
+    """What the figures assume about the allocation: per strategy and per design period."""
+    return {"allocation_design": allocation_design.design_assumptions(counts),
+            "allocation_periods": allocation_design.design_periods(counts)}
 
 
 def _options_record(*, correction: str, alpha: float, pair_by: str | None, subset_by,
