@@ -129,9 +129,7 @@ def campaign_statistics(
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default);
     `style` adds their style-adjusted strengths (analysis/preference_style.py).
-    `allocation_design` says which allocation strategies the annotations used were handed
-    out under, in what share, and what each assumes; `allocation_periods` the share of each
-    run of epochs under one strategy (analysis/allocation_design.py).
+    `allocation_design` and `allocation_periods`: see _allocation_tables.
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
@@ -160,8 +158,7 @@ def campaign_statistics(
         "counts": _counts(humans, used, llm, flagged),
         "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
-        "progress": _progress(campaign),
-        **_allocation_tables(allocation_counts(used)),
+        "progress": _progress(campaign), **_allocation_tables(allocation_counts(used)),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
         "worker_reliability": _worker_reliability(used, n_boot),
@@ -178,7 +175,9 @@ def campaign_statistics(
 
 
 def _allocation_tables(counts: dict) -> dict:
-    """What the figures assume about the allocation: per strategy and per design period."""
+    """What the figures assume about the allocation: per strategy the annotations used were
+    handed out under, its share and what it assumes (`allocation_design`), and the share of
+    each run of epochs under one strategy (`allocation_periods`)."""
     return {"allocation_design": allocation_design.design_assumptions(counts),
             "allocation_periods": allocation_design.design_periods(counts)}
 
