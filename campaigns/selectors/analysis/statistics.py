@@ -129,7 +129,6 @@ def campaign_statistics(
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default);
     `style` adds their style-adjusted strengths (analysis/preference_style.py).
-    `allocation_design` and `allocation_periods`: see _allocation_tables.
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
