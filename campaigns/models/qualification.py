@@ -76,6 +76,9 @@ class QualificationAnswer(models.Model):
     answers = models.JSONField(default=dict)
     correct = models.BooleanField()
     seconds_spent = models.FloatField(null=True, blank=True)
+    # How each free-text answer came to be, as on an annotation (Annotation.provenance).
+    provenance = models.JSONField(default=dict, blank=True,
+                                  db_default=models.Value({}, output_field=models.JSONField()))
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -21,6 +21,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from ..errors import ScreenedOut, ServiceError
 from ..models import Qualification
+from ..pages.answer_provenance import provenance_from_post
 from ..pages.fields import timer_seconds
 from ..pages.item import form_expired, item_context
 from ..pages.language import activate_worker_language
@@ -121,8 +122,10 @@ def _save(request: HttpRequest, test: Qualification, position: int) -> HttpRespo
         return posted
 
     try:
-        saved = qualification_answer(token=test.token, position=position, answers=read_answers,
-                                     seconds_spent=timer_seconds(request.POST.get("started")))
+        saved = qualification_answer(
+            token=test.token, position=position, answers=read_answers,
+            seconds_spent=timer_seconds(request.POST.get("started")),
+            provenance=lambda schema: provenance_from_post(schema, request.POST))
     except AnswerInvalid as exc:  # nothing saved: the page again, every answer kept
         return _render_item(request, test, position, values=posted, errors=exc.errors,
                             status=400)

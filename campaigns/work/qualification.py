@@ -165,12 +165,16 @@ class QualificationSaved:
 
 def qualification_answer(*, token: str, position: int,
                          answers: dict | Callable[[object], dict],
-                         seconds_spent: float | None) -> QualificationSaved:
+                         seconds_spent: float | None,
+                         provenance: dict | Callable[[object], dict] | None = None,
+                         ) -> QualificationSaved:
     """Save and score one answer of an active test; the answer that completes it decides it.
 
     An answer already given stays as it was (returned unchanged). Raises ServiceError
     (404: no such test or position; 409: the test is over) or AnswerInvalid (nothing saved).
-    `answers` may be a function of the campaign's parsed schema (the form is read with it).
+    `answers` may be a function of the campaign's parsed schema (the form is read with it);
+    so may `provenance`, the free-text answers' record (pages/answer_provenance.py), stored
+    with the answer as an annotation's is.
     """
     with transaction.atomic():
         test = (Qualification.objects.select_for_update(of=("self",))
@@ -186,9 +190,11 @@ def qualification_answer(*, token: str, position: int,
         item = Item.objects.get(pk=test.items[position - 1])
         values = answer_values(schema, item, answers(schema) if callable(answers) else answers,
                                seconds_spent)
+        record = provenance(schema) if callable(provenance) else provenance
         saved = QualificationAnswer.objects.create(
             qualification=test, item=item, position=position, answers=values["answers"],
-            correct=values["control_passed"] is True, seconds_spent=seconds_spent)
+            correct=values["control_passed"] is True, seconds_spent=seconds_spent,
+            provenance=record or {})
         finished = _finish_if_complete(test)
     return QualificationSaved(test, saved, finished=finished)
 

@@ -22,7 +22,7 @@ from campaigns.models import Annotation, Assignment, Item
 from campaigns.selectors.approvals import campaign_submissions
 from campaigns.services.exports import export_job_create, export_job_run
 from tests.browser.axe import assert_accessible
-from tests.browser.walk import save, start, worker_page
+from tests.browser.walk import SIZES, save, start, worker_page
 from tests.factories import make_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -154,4 +154,29 @@ def test_pasting_and_copying_are_refused_when_the_campaign_turns_them_off(browse
     save(page)
     record = Annotation.objects.get().provenance["summary"]
     assert record["pasted"] == 0 and record["pastes"] == 0
+    context.close()
+
+
+def test_on_a_phone_a_free_text_item_with_pasting_off_fits_and_stays_accessible(
+        browser, live_server):
+    context, page = worker_page(browser, "phone", touch=True)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    campaign = _campaign(items=1, block_paste=True)
+    start(page, f"{live_server.url}/c/{campaign.slug}/?{PARAMS}")
+    phone = SIZES["phone"]["width"]
+    assert page.evaluate("document.documentElement.scrollWidth") <= phone
+    assert_accessible(page, "a free-text item on a phone with pasting off")
+
+    box = page.locator("textarea")
+    box.tap()
+    _paste(page, PASTED)
+    assert box.input_value() == ""
+    assert page.get_by_role("status").inner_text() == "Pasting is turned off for this study."
+    assert page.evaluate("document.activeElement.tagName") == "TEXTAREA"
+    assert page.evaluate("document.documentElement.scrollWidth") <= phone
+    assert_accessible(page, "a free-text item on a phone after a refused paste")
+    page.keyboard.type(TYPED)
+    save(page)
+    record = Annotation.objects.get().provenance["summary"]
+    assert (record["typed"], record["pasted"], record["pastes"]) == (len(TYPED), 0, 0)
     context.close()

@@ -172,5 +172,5 @@ def test_the_report_says_what_the_adaptive_design_biases(owner):
         work_once(campaign, f"w{n}", rate)
     markdown = evaluation_report(campaign=campaign)["markdown"]
     assert "- Allocation: dynamic redundancy" in markdown
-    assert "per-item agreement and inter-rater reliability are biased" in markdown
+    assert "Biased: per-item agreement and inter-rater reliability" in markdown
     assert "noisier than uniform allocation's with the same budget" in markdown

@@ -437,6 +437,29 @@ def test_a_tampered_post_is_refused_with_the_reason_and_nothing_stored(client, e
     assert not Annotation.objects.exists()
 
 
+@pytest.mark.parametrize(("language", "posted", "message"), [
+    ("de", [{**span("bellt"), "text": "schläft"}],
+     "Abschnitt 1: der Text an 18-23 ist „bellt“, nicht „schläft“."),
+    ("fr", [{**span("bellt"), "end": 99}],
+     "Passage 1 : les positions 18-99 sont hors du texte (0-46)."),
+    ("es", [{**span("bellt"), "severity": ""}], "Fragmento 1: elija una gravedad."),
+    ("ja", [{**span("bellt"), "category": "accuracy/mistranslation"}],
+     "範囲 1：この質問ではカテゴリは不要です。"),
+    ("zh-Hans", [span("bellt"), {**span("bellt"), "start": 17, "text": " bellt"}],
+     "片段不能重叠：“ bellt”（17-23）和“bellt”（18-23）。"),
+    ("ar", {"start": 0}, "المتوقع قائمة من المقاطع."),
+])
+def test_a_refused_span_is_explained_in_the_campaigns_language(client, esa_campaign, language,
+                                                                posted, message):
+    esa_campaign.language = language
+    esa_campaign.save(update_fields=["language"])
+    assignment = start(client, esa_campaign, PROLIFIC)
+    response = client.post(item_url(assignment), esa_post(posted))
+    assert response.status_code == 400
+    assert html.escape(message, quote=False) in response.content.decode()
+    assert not Annotation.objects.exists()
+
+
 def test_an_mqm_span_without_its_required_category_is_refused(client, mqm_campaign):
     assignment = start(client, mqm_campaign, PROLIFIC)
     refused = client.post(item_url(assignment), {"q-mqm": json.dumps([span("bellt", "major")])})

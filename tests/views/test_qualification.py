@@ -1,6 +1,7 @@
 """The qualification test's pages: from the study link to the test (nothing claimed), each answer
 saved and answered with what comes next, the feedback, the screened-out page with the
 failed-checks code, and the way into the main items after a pass."""
+import json
 import re
 
 import pytest
@@ -152,3 +153,45 @@ def test_the_test_speaks_the_campaigns_language(client, owner):
     assert "اختبار التأهيل: تمت الإجابة عن 0 من 2" in html and "حفظ ومتابعة" in html
     url = page_url(client.post(page_url(response), WRONG))
     assert "شكرًا لإجرائك الاختبار" in client.post(url, WRONG).content.decode()
+
+
+TYPED = {"typed": 30, "pasted": 12, "pastes": 1, "ms": 7000}
+
+
+def test_a_free_text_answer_of_the_test_keeps_its_provenance_as_an_item_answer_does(
+        client, owner):
+    campaign = qualified(owner)
+    first = client.post(entry(campaign), PROLIFIC)
+    html = first.content.decode()
+    assert 'name="provenance" value=""' in html and "campaigns/provenance.js" in html
+    assert 'name="q-feedback"' in html  # a free-text question is asked in the test too
+    text = "Reads well, one odd word."
+    client.post(page_url(first), RIGHT | {"q-feedback": text,
+                                          "provenance": json.dumps({"q-feedback": TYPED})})
+    answer = QualificationAnswer.objects.get()
+    assert answer.provenance == {"feedback": {**TYPED, "chars": len(text)}}
+    assert answer.answers["feedback"] == text and answer.correct
+
+
+def test_a_malformed_record_saves_nothing_and_says_why_in_the_campaigns_language(
+        client, owner):
+    campaign = qualified(owner, language="de")
+    url = page_url(client.post(entry(campaign), PROLIFIC))
+    response = client.post(url, RIGHT | {"q-feedback": "gut",
+                                         "provenance": json.dumps({"q-coherence": TYPED})})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Aufzeichnung Ihrer Eingabe" in html and ">gut</textarea>" in html
+    assert not QualificationAnswer.objects.exists()
+
+
+@pytest.mark.parametrize(("fields", "marks"), [
+    ({}, set()), ({"block_paste": True}, {"data-block-paste"}),
+    ({"block_copy": True}, {"data-block-copy"}),
+    ({"block_paste": True, "block_copy": True}, {"data-block-paste", "data-block-copy"})])
+def test_the_test_page_blocks_paste_and_copy_as_the_campaigns_item_pages_do(
+        client, owner, fields, marks):
+    campaign = qualified(owner, **fields)
+    html = client.post(entry(campaign), PROLIFIC).content.decode()
+    form = re.search(r'<form method="post" class="answers"[^>]*>', html).group(0)
+    assert {m for m in ("data-block-paste", "data-block-copy") if m in form} == marks

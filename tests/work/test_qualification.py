@@ -7,6 +7,7 @@ from django.db.models import Sum
 
 from campaigns.errors import QualificationRequired, ScreenedOut, ServiceError
 from campaigns.models import Annotation, Assignment, Item, Qualification, QualificationAnswer
+from campaigns.schema import AnswerInvalid
 from campaigns.work import assignment_claim, worker_get_or_create, worker_record_intake
 from campaigns.work.qualification import qualification_answer
 from tests.factories import make_campaign, make_items
@@ -181,3 +182,25 @@ def test_a_full_quota_screens_out_before_the_test(owner):
         assignment_claim(campaign=campaign, worker=late)
     assert caught.value.extra == {"reason": "quota:l1"}
     assert not Qualification.objects.filter(worker=late).exists()  # no test taken for nothing
+
+
+@pytest.mark.django_db
+def test_the_free_text_record_is_stored_with_the_answer_and_a_refused_one_saves_nothing(
+        owner):
+    campaign = qualified_campaign(owner)
+    _, test = start(campaign)
+    record = {"feedback": {"typed": 5, "pasted": 0, "pastes": 0, "ms": 900, "chars": 5}}
+    saved = qualification_answer(token=test.token, position=1,
+                                 answers=GOOD | {"feedback": "Fine."}, seconds_spent=2.0,
+                                 provenance=lambda schema: record)
+    assert QualificationAnswer.objects.get(pk=saved.answer.pk).provenance == record
+
+    def refused(schema):
+        raise AnswerInvalid({"provenance": "unreadable"})
+
+    with pytest.raises(AnswerInvalid):
+        qualification_answer(token=test.token, position=2, answers=GOOD, seconds_spent=2.0,
+                             provenance=refused)
+    assert list(QualificationAnswer.objects.values_list("position", flat=True)) == [1]
+    plain = qualification_answer(token=test.token, position=2, answers=GOOD, seconds_spent=2.0)
+    assert plain.answer.provenance == {}

@@ -143,7 +143,7 @@ class SpansQuestion(BaseQuestion):
                 raise AnswerInvalid({qid: gettext(
                     "The marked spans could not be read (expected a JSON list).")}) from None
         if not isinstance(raw, list):
-            raise AnswerInvalid({qid: "Expected a list of spans."})
+            raise AnswerInvalid({qid: gettext("Expected a list of spans.")})
         if len(raw) > self.max_spans:
             raise AnswerInvalid({qid: gettext("At most %(max)s spans, please (%(given)s marked).")
                                  % {"max": self.max_spans, "given": len(raw)}})
@@ -153,7 +153,8 @@ class SpansQuestion(BaseQuestion):
         for n, entry in enumerate(raw, start=1):
             span, problem = self.clean_span(entry, text)
             if problem:
-                errors[f"{qid}.{n}"] = f"Span {n}: {problem}"
+                errors[f"{qid}.{n}"] = gettext("Span %(n)s: %(problem)s") % {
+                    "n": n, "problem": problem}
             else:
                 spans.append(span)
         if errors:
@@ -171,60 +172,72 @@ class SpansQuestion(BaseQuestion):
         out when the text occurs once in the field, and `end` when start is given.
         """
         if not isinstance(entry, dict) or set(entry) - SPAN_KEYS:
-            return None, ('expected an object with "start", "end", "text", "severity" and '
-                          '"category".')
+            return None, gettext('expected an object with "start", "end", "text", "severity" '
+                                 'and "category".')
         quoted = entry.get("text")
         if not isinstance(quoted, str) or not quoted:
-            return None, "the marked text is missing."
+            return None, gettext("the marked text is missing.")
         start, end = entry.get("start"), entry.get("end")
         if start is None:
             if end is not None:
-                return None, "give start with end."
+                return None, gettext("give start with end.")
             start = text.find(quoted)
             if start < 0 or text.find(quoted, start + 1) >= 0:
-                where = "does not occur" if start < 0 else "occurs more than once"
-                return None, f"“{_short(quoted)}” {where} in the text; give its start."
+                where = (gettext("“%(text)s” does not occur in the text; give its start.")
+                         if start < 0 else
+                         gettext("“%(text)s” occurs more than once in the text; give its start."))
+                return None, where % {"text": _short(quoted)}
         if not _is_int(start) or (end is not None and not _is_int(end)):
-            return None, "start and end must be whole numbers."
+            return None, gettext("start and end must be whole numbers.")
         end = start + len(quoted) if end is None else end
         if not 0 <= start < end <= len(text):
-            return None, f"the offsets {start}-{end} lie outside the text (0-{len(text)})."
+            return None, gettext("the offsets %(start)s-%(end)s lie outside the text "
+                                 "(0-%(length)s).") % {"start": start, "end": end,
+                                                       "length": len(text)}
         if text[start:end] != quoted:
-            return None, (f"the text at {start}-{end} is “{_short(text[start:end])}”, "
-                          f"not “{_short(quoted)}”.")
+            return None, gettext("the text at %(start)s-%(end)s is “%(found)s”, not "
+                                 "“%(text)s”.") % {"start": start, "end": end, "text": _short(
+                                     quoted), "found": _short(text[start:end])}
         if not quoted.strip():
-            return None, "a span must mark a word or more, not only white space."
+            return None, gettext("a span must mark a word or more, not only white space.")
         severity = entry.get("severity")
         values = [s.value for s in self.severities]
         if severity in (None, ""):
-            return None, "choose a severity."
+            return None, gettext("choose a severity.")
         if severity not in values:
-            return None, f"the severity must be one of {', '.join(values)}."
+            return None, gettext("the severity must be one of %(values)s.") % {
+                "values": ", ".join(values)}
         return self._with_category({"start": start, "end": end, "text": quoted,
                                     "severity": severity}, entry.get("category"))
 
     def _with_category(self, span: dict, category: Any) -> tuple[dict | None, str]:
         if category in (None, ""):
             if self.require_category:
-                return None, "choose a category."
+                return None, gettext("choose a category.")
             return {**span, "category": None}, ""
         if not self.categories:
-            return None, "this question asks for no category."
+            return None, gettext("this question asks for no category.")
         values = [c.value for c in self.categories]
         if category not in values:
-            return None, f"“{_short(str(category))}” is not one of the categories."
+            return None, gettext("“%(value)s” is not one of the categories.") % {
+                "value": _short(str(category))}
         return {**span, "category": category}, ""
 
     def _overlap(self, spans: list[dict]) -> str:
         """What is wrong with how the sorted spans overlap ("" if nothing)."""
         for before, after in zip(spans, spans[1:], strict=False):
             if before == after:
-                return (f"The span “{_short(after['text'])}” at {after['start']}-{after['end']} "
-                        "is marked twice with the same labels.")
+                return gettext("The span “%(text)s” at %(start)s-%(end)s is marked twice "
+                               "with the same labels.") % {"text": _short(after["text"]),
+                                                           "start": after["start"],
+                                                           "end": after["end"]}
             if not self.allow_overlap and after["start"] < before["end"]:
-                return (f"Spans may not overlap: “{_short(before['text'])}” "
-                        f"({before['start']}-{before['end']}) and “{_short(after['text'])}” "
-                        f"({after['start']}-{after['end']}).")
+                return gettext("Spans may not overlap: “%(first)s” (%(first_start)s-"
+                               "%(first_end)s) and “%(second)s” (%(second_start)s-"
+                               "%(second_end)s).") % {
+                    "first": _short(before["text"]), "first_start": before["start"],
+                    "first_end": before["end"], "second": _short(after["text"]),
+                    "second_start": after["start"], "second_end": after["end"]}
         return ""
 
     def error_spans(self, answer: Any) -> list[dict] | None:

@@ -22,9 +22,11 @@ FRAME_COLUMNS = [
     "annotation", "item", "external_id", "system", "worker", "worker_name", "platform",
     "question", "part", "value", "seconds", "control", "control_passed", "gold",
     "gold_tolerance", "bad_reference", "rated", "level", "of_output", "turn",
+    "allocation", "allocation_epoch",
 ]
 LLM = Worker.Platform.LLM
-BASE_COLUMNS = ["annotation", "item", "worker", "seconds", "control_passed"]
+BASE_COLUMNS = ["annotation", "item", "worker", "seconds", "control_passed", "allocation",
+                "allocation_epoch"]
 NULL = "\\N"  # COPY's marker for NULL (a quoted "\\N" in the data would read as None too)
 NUMERIC = ("ordinal", "interval", "ratio")
 
@@ -163,24 +165,29 @@ def annotations_frame(*, campaign: Campaign, schema: TaskSchema | None = None) -
     otherwise; `level` is the part's level of measurement (None for free text, rated=False);
     `gold` is the item's expected atom (control items), `bad_reference` marks slider atoms of
     gold items whose expected score lies in the bottom quarter of the scale (WMT's degraded
-    references).
+    references). `allocation` and `allocation_epoch` are the design the annotation's
+    assignment was handed out under (a category, "" when none was recorded: imported
+    judgments; and a nullable integer), so the analysis can say what its figures assume.
     """
     schema = schema or parse_schema(campaign.schema)
     fields = _path_fields(schema)
     by_path = {q.id for q, _, _ in fields}
     slow = [q for q in schema.questions if q.id not in by_path]
     names = {f"v{n}": KT(path) for n, (_, _, path) in enumerate(fields)}
-    columns = ["id", "item_id", "worker_id", "seconds_spent", "control_passed", *names]
+    columns = ["id", "item_id", "worker_id", "seconds_spent", "control_passed",
+               "assignment__allocation", "assignment__allocation_epoch", *names]
     columns += ["answers"] if slow else []
     queryset = (Annotation.objects.filter(campaign=campaign).order_by().annotate(**names)
                 .values_list(*columns))
     text = tuple(f"v{n}" for n, (q, part, _) in enumerate(fields)
                  if _level(q, part) not in NUMERIC)
-    base = fetch_frame(queryset, ["annotation", "item", "worker", "seconds", "control_passed",
-                                  *names, *(["answers"] if slow else [])], text=text)
+    base = fetch_frame(queryset, [*BASE_COLUMNS, *names, *(["answers"] if slow else [])],
+                       text=(*text, "allocation"))
     base["control_passed"] = base["control_passed"].astype(object).where(
         base["control_passed"].notna(), None)
     base["seconds"] = base["seconds"].astype(float)
+    base["allocation"] = base["allocation"].fillna("").astype("category")
+    base["allocation_epoch"] = base["allocation_epoch"].astype("Int32")
     frame = _long_rows(base, fields, slow)
     return _with_facts(frame, campaign, schema)
 
@@ -319,6 +326,15 @@ def _part_texts(schema: TaskSchema) -> dict:
     for q in schema.questions:
         texts.update({(q.id, part): text for part, text in q.part_texts().items()})
     return texts
+
+
+def allocation_counts(frame: pd.DataFrame) -> dict[tuple[str, int | None], int]:
+    """Annotations per (allocation, priority epoch) they were handed out under."""
+    per_annotation = frame.drop_duplicates("annotation")
+    counts = per_annotation.groupby(["allocation", "allocation_epoch"], observed=True,
+                                    dropna=False).size()
+    return {(str(allocation), None if pd.isna(epoch) else int(epoch)): int(n)
+            for (allocation, epoch), n in counts.items() if n}
 
 
 def split_frame(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -15,9 +15,9 @@ from ...analysis import (
 from ...analysis import (
     power as simulated,
 )
-from ...analysis.allocation import design_note
+from ...analysis.allocation_design import design_assumptions, design_note
 from ...models import AllocationChange, Campaign, Item
-from .frames import NUMERIC, annotations_frame, split_frame
+from .frames import NUMERIC, allocation_counts, annotations_frame, split_frame
 from .statistics import QUESTION_PARTS, campaign_statistics
 
 SMALL_EFFECT = 0.2  # Cohen's "small" standardised difference: the planning default
@@ -109,7 +109,7 @@ def _system_counts(campaign: Campaign) -> tuple[list[int], int]:
     return per_system, most if most > 1 else 0
 
 
-def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
+def _design_facts(campaign: Campaign, frame: pd.DataFrame, statistics: dict) -> dict:
     humans, llm = split_frame(frame)
     regular = Item.objects.filter(campaign=campaign, control="")
     per_system, outputs_per_item = _system_counts(campaign)
@@ -128,9 +128,20 @@ def _design_facts(campaign: Campaign, frame: pd.DataFrame) -> dict:
         "raters_per_item_max": int(done.max()) if len(done) else 0,
         "judges": sorted(llm["worker_name"].unique().tolist()),
         "payment": None,  # the campaign records no payment; stated as not recorded
-        "allocation": design_note(campaign.allocation, AllocationChange.objects.filter(
-            campaign=campaign).count(), campaign.allocation_stopped),
+        **_allocation_facts(campaign, humans, statistics),
     }
+
+
+def _allocation_facts(campaign: Campaign, humans: pd.DataFrame, statistics: dict) -> dict:
+    """The designs the annotations were handed out under (as the statistics found them; from
+    the frame for statistics cached before they said) and the report's note on them."""
+    assumptions = statistics.get("allocation_design")
+    if assumptions is None:
+        assumptions = design_assumptions(allocation_counts(humans))
+    changes = AllocationChange.objects.filter(campaign=campaign).count()
+    return {"allocation_design": assumptions,
+            "allocation": design_note(assumptions, current=campaign.allocation,
+                                      changes=changes, stopped=campaign.allocation_stopped)}
 
 
 def evaluation_report(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
@@ -143,5 +154,5 @@ def evaluation_report(*, campaign: Campaign, effect: float | None = None, power:
     plan = study_plan(campaign=campaign, effect=effect, power=power,
                       alpha=statistics["options"]["alpha"], frame=frame,
                       correction=statistics["options"]["correction"], paired=paired)
-    built = report.build_report(statistics, _design_facts(campaign, frame), plan)
+    built = report.build_report(statistics, _design_facts(campaign, frame, statistics), plan)
     return {**built, "markdown": report.report_markdown(built)}

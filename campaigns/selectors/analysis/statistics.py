@@ -6,6 +6,7 @@ from django.db.models import Count
 
 from ...analysis import (
     agreement,
+    allocation_design,
     comparisons,
     connectivity,
     preference,
@@ -24,6 +25,7 @@ from .frames import (
     _agreement_input,
     _levels,
     _part_texts,
+    allocation_counts,
     annotations_frame,
     item_field_values,
     pairing_field,
@@ -155,7 +157,7 @@ def campaign_statistics(
         "counts": _counts(humans, used, llm, flagged),
         "resamples": resamples.as_dict(),
         "levels": _level_rows(humans[humans["rated"]]),
-        "progress": _progress(campaign),
+        "progress": _progress(campaign), **_allocation_tables(allocation_counts(used)),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
         "worker_reliability": _worker_reliability(used, n_boot),
@@ -169,6 +171,14 @@ def campaign_statistics(
     }
     out["pairwise"] = out["comparisons"]  # the former name, kept as an alias for one release
     return out
+
+
+def _allocation_tables(counts: dict) -> dict:
+    """What the figures assume about the allocation: per strategy the annotations used were
+    handed out under, its share and what it assumes (`allocation_design`), and the share of
+    each run of epochs under one strategy (`allocation_periods`)."""
+    return {"allocation_design": allocation_design.design_assumptions(counts),
+            "allocation_periods": allocation_design.design_periods(counts)}
 
 
 def _options_record(*, correction: str, alpha: float, pair_by: str | None, subset_by,
