@@ -17,7 +17,7 @@ never against the last partial computation (small steps do not add up unnoticed)
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.db.models import Count, Max
@@ -95,12 +95,17 @@ def with_reused_parts(fresh: dict, previous: dict, basis: dict, changed: int,
         "annotations_changed": changed, "refresh_fraction": refresh_fraction(),
         "reused_tables": list(REUSED_TABLES),
         "note": (f"Intervals and worker reliability from the computation over "
-                 f"{basis['annotations']:,} annotations at {basis['read_at']}; point estimates "
+                 f"{basis['annotations']:,} annotations at {_when(basis['read_at'])}; point "
+                 f"estimates "
                  f"from all {now_basis['annotations']:,} ({changed:,} changed since, within "
                  f"{refresh_fraction():.0%}). Recompute in full for every figure from the "
                  f"current data."),
     }
     return out
+
+
+def _when(iso: str) -> str:
+    return parse_datetime(iso).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def is_interval(name: str) -> bool:
