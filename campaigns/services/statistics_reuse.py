@@ -58,8 +58,10 @@ def annotations_changed(campaign: Campaign, basis: dict) -> int:
     new = annotations.filter(id__gt=last).count()
     edited = annotations.filter(id__lte=last,
                                 updated_at__gt=parse_datetime(basis["read_at"])).count()
+    # Negative when an answer saved before the basis was read committed after it (its id
+    # and time are older than the basis): counted as a change too.
     deleted = basis["annotations"] - (annotations.count() - new)
-    return new + edited + max(deleted, 0)
+    return new + edited + abs(deleted)
 
 
 def reusable_basis(campaign: Campaign, previous: dict | None) -> tuple[dict, int] | None:
