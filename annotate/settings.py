@@ -280,6 +280,10 @@ EXPORT_SPOOL_DIR = Path(env.str("EXPORT_SPOOL_DIR", default=str(MEDIA_ROOT / "sp
 IMPORT_STALE_SECONDS = env.int("IMPORT_STALE_SECONDS", default=600)
 # Cached statistics: a queued or running computation older than this is queued again.
 STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
+# A statistics recomputation keeps the intervals and worker reliability of the last full
+# computation while new, edited and deleted annotations are at most this share of the ones it
+# was computed from (campaigns/services/statistics_reuse.py); 0: only when nothing changed.
+STATISTICS_REFRESH_FRACTION = env.float("STATISTICS_REFRESH_FRACTION", default=0.02)
 # The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
 STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
 # The memory a statistics computation may use (MB): a campaign whose estimate is over it is

@@ -20,7 +20,8 @@ never swaps):
               Mann-Whitney U (scipy), Cliff's delta and mean difference of item means with a
               1,000-resample item bootstrap, Krippendorff's alpha (the `krippendorff` package,
               point estimate) and its unit bootstrap done by the same resampling of units;
-  recompute:  the job, then 100 new answers (rolled back at the end), then the job again;
+  recompute:  the job as the Celery task runs it, then 100 new answers (rolled back at the
+              end), then a recomputation (reusing the first one's intervals) and a full one;
   exports:    the analysis exports (analysis-csv and analysis-json by default, which holds the
               report; BENCH_EXPORT_FORMATS names others) as the export job writes them;
   figures:    each figure's point estimate (n_boot=0) beside its reference in the same process:
@@ -235,42 +236,76 @@ def child_figures(size: int) -> dict:
 
 
 def child_recompute(size: int, n_boot: int) -> dict:
-    """The job, then 100 new answers (a new worker's, on the first 100 items), then the job
-    again: what a recompute after a few answers costs against the first computation. The new
-    answers are rolled back at the end, so the campaign stays as built."""
+    """The statistics job as the Celery task runs it (campaigns.services.statistics, figures
+    drawn), then 100 new answers (a new worker's, on the first 100 items), then a
+    recomputation (which reuses the first one's intervals: 100 answers are within
+    STATISTICS_REFRESH_FRACTION), then a full one on the same data as the reference: what a
+    recompute after a few answers costs against the first computation. The new answers are
+    rolled back at the end, so the campaign stays as built. `n_boot` is the job's own (1,000).
+    BENCH_RECOMPUTE_BLOCKS (default 3) blocks of (100 answers, recompute, full recompute,
+    rollback); the ratio reported is the median of the blocks' recompute / full."""
     from django.db import connection, transaction
 
+    from annotate.celery import app
     from campaigns.models import Campaign
-    from campaigns.selectors.analysis import campaign_statistics
+    from campaigns.services.statistics import Kind, statistics_request
 
+    app.conf.task_always_eager = True  # the job runs here, as the embedded mode runs it
     campaign = Campaign.objects.get(slug=slug(size))
-    started = time.perf_counter()
-    campaign_statistics(campaign=campaign, n_boot=n_boot)
-    first = time.perf_counter() - started
-    with transaction.atomic():
-        with connection.cursor() as cur:
-            cur.execute("""
-                WITH w AS (INSERT INTO campaigns_worker (campaign_id, platform, platform_id,
-                               created_at, screened_out_reason)
-                           VALUES (%(c)s, 'link', 'late-rater', now(), '') RETURNING id),
-                     a AS (INSERT INTO campaigns_assignment (campaign_id, worker_id, token,
-                               status, started_at, deadline, submitted_at, completion_code,
-                               study_id, session_id, mturk_assignment_id, mturk_hit_id,
-                               turk_submit_to)
-                           SELECT %(c)s, w.id, md5(random()::text), 'submitted', now(), now(),
-                                  now(), '', '', '', '', '', '' FROM w RETURNING id, worker_id)
-                INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id,
-                    worker_id, answers, seconds_spent, created_at, updated_at)
-                SELECT %(c)s, a.id, i.id, a.worker_id,
-                       jsonb_build_object('quality', 1 + i.id %% 5), 20, now(), now()
-                FROM a CROSS JOIN (SELECT id FROM campaigns_item WHERE campaign_id = %(c)s
-                                   ORDER BY id LIMIT 100) AS i""", {"c": campaign.pk})
+    campaign.statistics_results.all().delete()
+
+    def timed(**asked):
         started = time.perf_counter()
-        out = campaign_statistics(campaign=campaign, n_boot=n_boot)
-        again = time.perf_counter() - started
-        transaction.set_rollback(True)
-    return {"seconds": first, "recompute_seconds": again,
-            "annotations": out["counts"]["annotations"]}
+        cached = statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={},
+                                    **asked)
+        cached.row.refresh_from_db()
+        return time.perf_counter() - started, cached.row.result
+
+    first, _ = timed()
+    blocks = []
+    for _ in range(int(os.environ.get("BENCH_RECOMPUTE_BLOCKS", "3"))):
+        with transaction.atomic():  # each block from the first computation's result again
+            with connection.cursor() as cur:
+                cur.execute(NEW_ANSWERS_SQL, {"c": campaign.pk})
+            again, reused = timed(recompute=True)
+            full, computed = timed(recompute=True, full=True)
+            transaction.set_rollback(True)
+        blocks.append((again, full))
+    ratios = sorted(again / full for again, full in blocks)
+    return {"seconds": first, "recompute_seconds": blocks[0][0], "full_seconds": blocks[0][1],
+            "blocks": blocks, "median_ratio": ratios[len(ratios) // 2],
+            "annotations": reused["counts"]["annotations"],
+            "intervals": reused["computation"]["intervals"],
+            "same_points": _same_points(reused, computed)}
+
+
+def _same_points(reused: dict, computed: dict) -> bool:
+    """Whether every point estimate of the system scores, comparisons and agreement of the
+    recomputation that reused intervals equals the full computation's."""
+    for table in ("system_scores", "comparisons", "agreement", "ranking", "quality"):
+        for a, b in zip(reused[table], computed[table], strict=True):
+            if {k: v for k, v in a.items() if "_ci_" not in k and not k.startswith("ci_")} != {
+                    k: v for k, v in b.items() if "_ci_" not in k and not k.startswith("ci_")}:
+                return False
+    return True
+
+
+NEW_ANSWERS_SQL = """
+    WITH w AS (INSERT INTO campaigns_worker (campaign_id, platform, platform_id,
+                   created_at, screened_out_reason)
+               VALUES (%(c)s, 'link', 'late-rater', now(), '') RETURNING id),
+         a AS (INSERT INTO campaigns_assignment (campaign_id, worker_id, token,
+                   status, started_at, deadline, submitted_at, completion_code,
+                   study_id, session_id, mturk_assignment_id, mturk_hit_id,
+                   turk_submit_to)
+               SELECT %(c)s, w.id, md5(random()::text), 'submitted', now(), now(),
+                      now(), '', '', '', '', '', '' FROM w RETURNING id, worker_id)
+    INSERT INTO campaigns_annotation (campaign_id, assignment_id, item_id,
+        worker_id, answers, seconds_spent, created_at, updated_at)
+    SELECT %(c)s, a.id, i.id, a.worker_id,
+           jsonb_build_object('quality', 1 + i.id %% 5), 20, now(), now()
+    FROM a CROSS JOIN (SELECT id FROM campaigns_item WHERE campaign_id = %(c)s
+                       ORDER BY id LIMIT 100) AS i"""
 
 
 def child_exports(size: int, n_boot: int) -> dict:
@@ -385,10 +420,12 @@ def report(size: int, results: dict) -> None:
 def report_more(results: dict) -> None:
     again = results.get("recompute", {})
     if "recompute_seconds" in again:
-        print(f"  recompute after 100 new answers: {again['recompute_seconds']:.1f}s against "
-              f"the first computation's {again['seconds']:.1f}s in the same process: ratio "
-              f"{again['recompute_seconds'] / again['seconds']:.2f} (peak RSS of both "
-              f"{again['peak_mb']:.0f} MB)")
+        pairs = ", ".join(f"{a:.1f}/{f:.1f}s" for a, f in again["blocks"])
+        print(f"  recompute after 100 new answers ({again['intervals']} intervals) / a full "
+              f"recompute of the same data, per block: {pairs}; median ratio "
+              f"{again['median_ratio']:.2f}. The first computation (imports and caches "
+              f"cold) {again['seconds']:.1f}s. Point estimates equal to the full one's: "
+              f"{again['same_points']} (peak RSS {again['peak_mb']:.0f} MB)")
     exports = results.get("exports", {})
     for fmt, pair in exports.items():
         if isinstance(pair, list):
@@ -399,15 +436,14 @@ def report_more(results: dict) -> None:
 
 def growth(rows: list) -> None:
     print("\n| annotations | job s | job peak MB | reference s | reference peak MB | ratio "
-          "| recompute after 100 answers / first | exports peak MB |")
+          "| recompute after 100 answers / full | exports peak MB |")
     print("|---|---|---|---|---|---|---|---|")
     for size, results in rows:
         job, ref = results.get("job", {}), results.get("reference", {})
         again, exports = results.get("recompute", {}), results.get("exports", {})
         ratio = (f"{job['seconds'] / ref['seconds']:.2f}"
                  if "seconds" in job and "seconds" in ref else "n/a")
-        recompute = (f"{again['recompute_seconds'] / again['seconds']:.2f}"
-                     if "recompute_seconds" in again else "n/a")
+        recompute = (f"{again['median_ratio']:.2f}" if "median_ratio" in again else "n/a")
         print(f"| {size:,} | {job.get('seconds', float('nan')):.1f} | "
               f"{job.get('peak_mb', 0):.0f} | {ref.get('seconds', float('nan')):.1f} | "
               f"{ref.get('peak_mb', 0):.0f} | {ratio} | {recompute} | "

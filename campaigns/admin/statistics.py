@@ -193,7 +193,7 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
     recompute = request.method == "POST"
     cached = statistics_request(campaign=campaign, kind=Kind.STATISTICS,
                                 options={"exclude_flagged": exclude, "ties": ties, "style": style},
-                                recompute=recompute)
+                                recompute=recompute, full=request.POST.get("full") == "1")
     statistics = cached.result
     chosen = request.GET.get("item") or ""
     judged = statistics["judged_items"] if statistics else []

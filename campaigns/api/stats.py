@@ -64,6 +64,13 @@ FRESHNESS = {
                              "since `computed_at`: POST to recompute."},
     "computing": {"type": "boolean", "description": "A recomputation is queued or running."},
     "last_error": {"type": "string", "description": "Why the latest recomputation failed."},
+    "computation": {"type": "object", "additionalProperties": {}, "description": (
+        "Statistics only: `intervals` is `computed` (every figure from the data of "
+        "`intervals_basis`) or `reused` (a recomputation after few changes: point estimates "
+        "from all annotations, `point_estimates_basis`; the intervals and worker reliability "
+        "from the full computation over `intervals_basis.annotations` annotations read at "
+        "`intervals_basis.read_at`; `note` says so in words). POST with `full=1` computes "
+        "everything again.")},
 }
 
 
@@ -114,12 +121,22 @@ class CampaignStatsApi(APIView):
         return _cached(request, slug, Kind.STATISTICS, self.StatsFilterInput)
 
     @extend_schema(operation_id="campaigns_stats_recompute", tags=["statistics"],
-                   parameters=STATS_PARAMETERS, request=None,
+                   parameters=[*STATS_PARAMETERS, OpenApiParameter("full", bool, description=(
+                       "Recompute every figure, the intervals too, however few annotations "
+                       "changed since the last full computation."))], request=None,
                    responses={202: PENDING_SCHEMA, **openapi.errors(openapi.WRITE)})
     def post(self, request, slug: str):
         """Recompute the statistics for these options (the same query parameters as GET); 202,
-        then GET shows the previous result until the new one is stored."""
-        return _cached(request, slug, Kind.STATISTICS, self.StatsFilterInput, recompute=True)
+        then GET shows the previous result until the new one is stored. After few changes the
+        recomputation reuses the last full computation's intervals (said in `computation`);
+        `full=1` recomputes every figure."""
+        full = validated(FullInput, {"full": request.query_params.get("full", False)})["full"]
+        return _cached(request, slug, Kind.STATISTICS, self.StatsFilterInput, recompute=True,
+                       full=full)
+
+
+class FullInput(serializers.Serializer):
+    full = serializers.BooleanField(required=False, default=False)
 
 
 def _lists(params, names: tuple[str, ...]) -> dict:
@@ -129,13 +146,16 @@ def _lists(params, names: tuple[str, ...]) -> dict:
     return data
 
 
-def _cached(request, slug: str, kind: str, options_input, *, recompute: bool = False):
+def _cached(request, slug: str, kind: str, options_input, *, recompute: bool = False,
+            full: bool = False):
     """Validate the options, then answer the cached figures (200), or 202 while they are being
     computed (a first request, or a POST asking for a recomputation)."""
     campaign = campaign_for(request.user, slug)
-    options = validated(options_input, _lists(request.query_params, ("subset_by", "levels")))
+    params = _lists(request.query_params, ("subset_by", "levels"))
+    params.pop("full", None)
+    options = validated(options_input, params)
     cached = statistics_request(campaign=campaign, kind=kind, options=options,
-                                recompute=recompute)
+                                recompute=recompute, full=full)
     row = cached.row
     if row.result is None and row.status == Status.FAILED:
         raise ServiceError(f"Computing these figures failed ({row.error}); POST to this URL to "

@@ -129,6 +129,10 @@ class StatisticsResult(BackgroundJob):
         null=True, blank=True,
         help_text="The figures of `result`, drawn with it: each with its title, text "
                   "alternative, data table, plotted values, SVG and (for a report) PDF.")
+    full_requested = models.BooleanField(
+        default=False,
+        help_text="The queued computation recomputes every figure, reusing no interval of the "
+                  "last one (campaigns/services/statistics_reuse.py).")
 
     class Meta:
         constraints = [

@@ -7,6 +7,8 @@ stale when an annotation changed after its data was read; with none yet it start
 recompute=True)` queues a new computation while the old result stays on show. With no broker
 (the embedded mode) the job runs in the request, as every Celery task does there. The job's
 lifecycle (claim, attempts, stale sweep) is campaigns/jobs/lifecycle.py's (kind STATISTICS).
+A statistics recomputation after few changes reuses the last full computation's intervals and
+says so (statistics_reuse.py); `full=True` recomputes everything, and reports always do.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..jobs import dispatch
 from ..jobs.kinds import STATISTICS
 from ..jobs.lifecycle import JobFailed, job_enqueue, job_run
 from ..models import Annotation, Campaign, StatisticsResult
+from . import statistics_reuse as reuse
 
 logger = logging.getLogger(__name__)
 
@@ -103,9 +106,10 @@ def _changed_since(campaign: Campaign, when: datetime | None) -> bool:
 
 
 def statistics_request(*, campaign: Campaign, kind: str, options: dict,
-                       recompute: bool = False) -> Cached:
+                       recompute: bool = False, full: bool = False) -> Cached:
     """The cached row, first queuing a computation when there is none yet, when `recompute`
-    asks for one, or when the last one was lost; never two at once."""
+    asks for one, or when the last one was lost; never two at once. `full` (with `recompute`)
+    computes every figure again, reusing nothing (statistics_reuse.py)."""
     options = statistics_options(kind=kind, **options)
     key = _key(options)
     row = StatisticsResult.objects.filter(campaign=campaign, kind=kind, options_key=key).first()
@@ -120,7 +124,7 @@ def statistics_request(*, campaign: Campaign, kind: str, options: dict,
             pass
         row = StatisticsResult.objects.get(campaign=campaign, kind=kind, options_key=key)
     elif recompute or _lost(row):  # a failure is tried again only when asked (a POST)
-        _queue_again(row)
+        _queue_again(row, full=recompute and full)
         row.refresh_from_db()
     return Cached(row=row, stale=_changed_since(campaign, row.computed_at))
 
@@ -131,15 +135,17 @@ def _lost(row: StatisticsResult) -> bool:
             and since < timezone.now() - stale_after())
 
 
-def _queue_again(row: StatisticsResult) -> None:
+def _queue_again(row: StatisticsResult, *, full: bool = False) -> None:
     # Conditional: of two requests at once only one queues; a live computation is not doubled
     # (unless it is lost).
     now = timezone.now()
     idle = Q(status__in=(Status.DONE, Status.FAILED, Status.CANCELLED))
     lost = (Q(status=Status.QUEUED, queued_at__lt=now - stale_after())
             | Q(status=Status.RUNNING, started_at__lt=now - stale_after()))
+    also = {"full_requested": True} if full else {}
     if StatisticsResult.objects.filter(Q(pk=row.pk) & (idle | lost)).update(
-            status=Status.QUEUED, queued_at=now, error="", queued_attempts=F("attempts")):
+            status=Status.QUEUED, queued_at=now, error="", queued_attempts=F("attempts"),
+            **also):
         _dispatch(row)
 
 
@@ -170,7 +176,11 @@ def _compute(row: StatisticsResult) -> dict:
 
     read_at = timezone.now()
     try:
-        result, source = COMPUTE[row.kind](row.campaign, dict(row.options))
+        if row.kind == Kind.STATISTICS:
+            result = _statistics_job(row, read_at)
+            source = result
+        else:
+            result, source = COMPUTE[row.kind](row.campaign, dict(row.options))
         figures = _figures(row.kind, source)
     except StatisticsTooLarge as exc:  # refused before reading: the message says why
         raise JobFailed(str(exc)) from None
@@ -179,7 +189,22 @@ def _compute(row: StatisticsResult) -> dict:
     except Exception as exc:  # noqa: BLE001 - any failure is recorded for the researcher
         logger.exception("statistics %s of campaign %s failed", row.kind, row.campaign_id)
         raise JobFailed(f"{type(exc).__name__}: {exc}"[:2000]) from None
-    return {"error": "", "result": result, "computed_at": read_at, "figures": figures}
+    return {"error": "", "result": result, "computed_at": read_at, "figures": figures,
+            "full_requested": False}
+
+
+def _statistics_job(row: StatisticsResult, read_at: datetime) -> dict:
+    """The statistics, in full or reusing the last full computation's resampled parts
+    (statistics_reuse.py says when); the result's `computation` says which."""
+    campaign = row.campaign
+    now_basis = reuse.data_basis(campaign, read_at)
+    reusable = None if row.full_requested else reuse.reusable_basis(campaign, row.result)
+    if reusable is None:
+        result, _ = COMPUTE[Kind.STATISTICS](campaign, dict(row.options))
+        return {**result, "computation": reuse.full_record(now_basis)}
+    basis, changed = reusable
+    fresh, _ = _statistics(campaign, dict(row.options), n_boot=0, worker_reliability=False)
+    return reuse.with_reused_parts(fresh, row.result, basis, changed, now_basis)
 
 
 def _figures(kind: str, statistics: dict | None) -> list[dict] | None:
@@ -192,11 +217,11 @@ def _figures(kind: str, statistics: dict | None) -> list[dict] | None:
     return draw_figures(statistics, pdf=kind == Kind.REPORT)
 
 
-def _statistics(campaign: Campaign, options: dict) -> tuple[dict, dict]:
+def _statistics(campaign: Campaign, options: dict, **computation) -> tuple[dict, dict]:
     from ..selectors.analysis import campaign_statistics
 
     options["subset_by"] = tuple(options["subset_by"])
-    statistics = campaign_statistics(campaign=campaign, **options)
+    statistics = campaign_statistics(campaign=campaign, **options, **computation)
     return statistics, statistics
 
 

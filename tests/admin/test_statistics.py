@@ -325,3 +325,17 @@ def test_a_failed_background_upload_lists_its_row_numbered_problems(
     page = researcher_client.get(url).content.decode()
     assert "Nothing was imported: 1 problem" in page and "row 7" in page
     assert not Annotation.objects.exists()
+
+
+def test_a_recomputation_that_reused_intervals_says_so_and_offers_a_full_one(admin_client,
+                                                                            owner):
+    campaign = _study(owner)
+    url = reverse("admin:campaigns_campaign_statistics", args=[campaign.pk])
+    first = admin_client.get(url).content.decode()
+    assert "Recompute in full" in first and "stats-reused" not in first
+    admin_client.post(url)  # nothing changed since: the intervals are reused
+    page = admin_client.get(url).content.decode()
+    assert 'class="stats-reused"' in page and "Intervals and worker reliability from the " \
+        "computation over" in page
+    admin_client.post(url, {"full": "1"})
+    assert "stats-reused" not in admin_client.get(url).content.decode()

@@ -223,3 +223,18 @@ def test_polling_a_failed_computation_does_not_start_it_again_only_post_does(
     with django_capture_on_commit_callbacks(execute=True):
         assert api.post(url).status_code == 202
     assert len(queued) == 2
+
+
+def test_post_full_recomputes_every_figure_and_a_bad_flag_changes_nothing(api, campaign):
+    _rated(campaign)
+    url = f"/api/campaigns/{campaign.slug}/stats/"
+    assert api.get(url).json()["computation"]["intervals"] == "computed"
+    assert api.post(url).status_code == 202
+    reused = api.get(url).json()["computation"]
+    assert reused["intervals"] == "reused" and reused["annotations_changed"] == 0
+    assert "point estimates from all" in reused["note"]
+    bad = api.post(url + "?full=maybe")
+    assert bad.status_code == 400 and "full" in bad.json()["extra"]["fields"]
+    assert api.get(url).json()["computation"] == reused
+    assert api.post(url + "?full=1").status_code == 202
+    assert api.get(url).json()["computation"]["intervals"] == "computed"

@@ -125,7 +125,8 @@ def test_a_lost_job_is_queued_again(campaign, queued, settings,
 def test_a_failed_computation_keeps_the_last_result_and_says_why(campaign, queued, monkeypatch):
     row = statistics_request(campaign=campaign, kind=Kind.STATISTICS, options={}).row
     service.statistics_compute(result_id=row.pk)
-    StatisticsResult.objects.filter(pk=row.pk).update(status=Status.QUEUED)
+    # in full: with nothing changed a recomputation would reuse, never calling COMPUTE
+    StatisticsResult.objects.filter(pk=row.pk).update(status=Status.QUEUED, full_requested=True)
 
     def broken(campaign, options):
         raise ValueError("the schema is broken")
@@ -215,7 +216,8 @@ def test_near_the_memory_limit_the_intervals_use_fewer_resamples_and_say_so(
     held = budget.psutil.Process().memory_info().rss / 2**20
     settings.STATISTICS_MEMORY_LIMIT_MB = max(int(1.5 * held),
                                               int(budget.memory_estimate_mb(6)) + 1)
-    StatisticsResult.objects.filter(pk=row.pk).update(status=Status.QUEUED)
+    # in full: a recomputation of unchanged data would keep the first one's 1,000 resamples
+    StatisticsResult.objects.filter(pk=row.pk).update(status=Status.QUEUED, full_requested=True)
     service.statistics_compute(result_id=row.pk)
     row.refresh_from_db()
     assert row.status == Status.DONE

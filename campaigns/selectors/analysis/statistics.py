@@ -116,7 +116,7 @@ def campaign_statistics(
     correction: str = "holm", alpha: float = comparisons.ALPHA, pair_by: str | None = None,
     subset_by: tuple[str, ...] = (), levels: dict[str, str] | None = None,
     include_failed_judge_outputs: bool = False, ties: str | None = None, style: bool = False,
-) -> dict:
+    worker_reliability: bool = True) -> dict:
     """Every analysis table of a campaign as JSON-ready data (lists of row dicts).
 
     With `exclude_flagged`, workers flagged by quality control leave every statistic (the
@@ -128,7 +128,7 @@ def campaign_statistics(
     judge outputs are listed in `judge_failed_outputs` and left out of the judge figures
     unless `include_failed_judge_outputs`. `ties` (split or davidson) overrides how each
     pairwise question's Bradley-Terry fit treats ties (its `tie_model`, split by default);
-    `style` adds their style-adjusted strengths (analysis/preference_style.py).
+    `style` adds their style-adjusted strengths; without `worker_reliability`, no such table.
     """
     _check_options(correction, ties)
     schema, humans, llm, resamples = _read_within_budget(campaign, n_boot)
@@ -160,7 +160,7 @@ def campaign_statistics(
         "progress": _progress(campaign), **_allocation_tables(allocation_counts(used)),
         **{name: records(table) for name, table in tables.items()},
         "quality": records(quality_table),
-        "worker_reliability": _worker_reliability(used, n_boot),
+        "worker_reliability": _worker_reliability(used, n_boot) if worker_reliability else [],
         "flagged_workers": sorted(flagged),
         **_judge_records(judge, campaign),
         "part_texts": _part_text_rows(schema),
