@@ -130,9 +130,8 @@ class CampaignStatsApi(APIView):
         then GET shows the previous result until the new one is stored. After few changes the
         recomputation reuses the last full computation's intervals (said in `computation`);
         `full=1` recomputes every figure."""
-        full = validated(FullInput, {"full": request.query_params.get("full", False)})["full"]
         return _cached(request, slug, Kind.STATISTICS, self.StatsFilterInput, recompute=True,
-                       full=full)
+                       full_allowed=True)
 
 
 class FullInput(serializers.Serializer):
@@ -147,12 +146,13 @@ def _lists(params, names: tuple[str, ...]) -> dict:
 
 
 def _cached(request, slug: str, kind: str, options_input, *, recompute: bool = False,
-            full: bool = False):
+            full_allowed: bool = False):
     """Validate the options, then answer the cached figures (200), or 202 while they are being
     computed (a first request, or a POST asking for a recomputation)."""
-    campaign = campaign_for(request.user, slug)
+    campaign = campaign_for(request.user, slug)  # someone else's campaign: 404 before any 400
     params = _lists(request.query_params, ("subset_by", "levels"))
-    params.pop("full", None)
+    full = params.pop("full", False)
+    full = validated(FullInput, {"full": full})["full"] if full_allowed else False
     options = validated(options_input, params)
     cached = statistics_request(campaign=campaign, kind=kind, options=options,
                                 recompute=recompute, full=full)

@@ -238,3 +238,9 @@ def test_post_full_recomputes_every_figure_and_a_bad_flag_changes_nothing(api, c
     assert api.get(url).json()["computation"] == reused
     assert api.post(url + "?full=1").status_code == 202
     assert api.get(url).json()["computation"]["intervals"] == "computed"
+
+
+def test_another_researchers_full_recompute_is_not_found_whatever_the_flag(other_api, campaign):
+    url = f"/api/campaigns/{campaign.slug}/stats/"
+    assert other_api.post(url + "?full=maybe").status_code == 404
+    assert other_api.post(url + "?full=1").status_code == 404
