@@ -71,52 +71,28 @@ def item_cluster_ci(
     return float(low), float(high), "item_bootstrap"
 
 
-SCORE_COLUMNS = ["question", "part", "system", "n", "n_items", "mean", "sd", "ci_low", "ci_high",
-                 "ci_method", "n_raters"]
-
-
 def system_scores(frame: pd.DataFrame, *, n_boot: int = N_BOOT) -> pd.DataFrame:
     """Per (question, part, system): n ratings, items, raters, mean, sd (n-1) and a 95% CI of
     the mean that treats items and raters as samples (crossed.two_way_cluster_ci) when the
     system has at least crossed.MIN_RATERS raters, else resamples items with the raters held
-    fixed (`item_cluster_ci`); the method used is in `ci_method`.
-
-    The frame is grouped once: counts come from that grouping, and each group's values (in
-    the frame's order) are one slice of the rows sorted by group, so mean and sd are numpy's
-    on the same values in the same order as a loop over the groups would give."""
-    grouped = frame.groupby([*KEYS, "system"], sort=True)
-    counts = grouped.agg(n=("value", "size"), n_items=("item", "nunique"),
-                         n_raters=("worker", "nunique"))
-    group = grouped.ngroup().to_numpy()
-    order = np.argsort(group, kind="stable")
-    order = order[group[order] >= 0]  # rows with a missing key are in no group, as in groupby
-    ends = np.cumsum(counts["n"].to_numpy())
-    values = frame["value"].to_numpy(dtype=float)[order]
-    items = frame["item"].to_numpy()[order] if n_boot > 0 else None
-    workers = frame["worker"].to_numpy()[order] if n_boot > 0 else None
+    fixed (`item_cluster_ci`); the method used is in `ci_method`."""
     rows = []
-    for (question, part, system), end, count in zip(counts.index, ends, counts.itertuples(),
-                                                    strict=True):
-        rows_of = slice(end - count.n, end)
-        group_values = values[rows_of]
-        low, high, method = _system_ci(items[rows_of], workers[rows_of], group_values,
-                                       n_boot) if n_boot > 0 else (None, None, None)
+    for (question, part, system), group in frame.groupby([*KEYS, "system"], sort=True):
+        values = group["value"].to_numpy(dtype=float)
+        low, high, method = (two_way_cluster_ci(group["item"].to_numpy(),
+                                                group["worker"].to_numpy(), values)
+                             if n_boot > 0 else (None, None, None))
+        if method is None:  # too few raters to treat them as a sample: raters held fixed
+            low, high, method = item_cluster_ci(group["item"].to_numpy(), values, n_boot=n_boot)
         rows.append({
-            "question": question, "part": part, "system": system, "n": int(count.n),
-            "n_items": int(count.n_items), "mean": float(group_values.mean()),
-            "n_raters": int(count.n_raters),
-            "sd": float(group_values.std(ddof=1)) if count.n > 1 else None,
+            "question": question, "part": part, "system": system, "n": len(values),
+            "n_items": int(group["item"].nunique()), "mean": float(values.mean()),
+            "n_raters": int(group["worker"].nunique()),
+            "sd": float(values.std(ddof=1)) if len(values) > 1 else None,
             "ci_low": low, "ci_high": high, "ci_method": method,
         })
-    return pd.DataFrame(rows, columns=SCORE_COLUMNS)
-
-
-def _system_ci(items: np.ndarray, workers: np.ndarray, values: np.ndarray,
-               n_boot: int) -> tuple[float | None, float | None, str | None]:
-    low, high, method = two_way_cluster_ci(items, workers, values)
-    if method is None:  # too few raters to treat them as a sample: raters held fixed
-        low, high, method = item_cluster_ci(items, values, n_boot=n_boot)
-    return low, high, method
+    return pd.DataFrame(rows, columns=["question", "part", "system", "n", "n_items", "mean",
+                                       "sd", "ci_low", "ci_high", "ci_method", "n_raters"])
 
 
 def z_scores(frame: pd.DataFrame) -> pd.DataFrame:
