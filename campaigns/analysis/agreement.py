@@ -156,10 +156,33 @@ def bootstrap_alphas(
     data only, not on the order the units were read in.
     """
     flat, sizes = _unit_coincidences(counts)
+    if level != "ordinal":
+        return _fixed_distance_alphas(flat, sizes, domain, level, n_boot=n_boot, seed=seed)
     coincidences = np.empty((n_boot, flat.shape[1]))
     for start, weights in resample_weights(sizes, n_boot=n_boot, seed=seed):
         coincidences[start:start + len(weights)] = weights @ flat
     alphas = _alphas(coincidences, domain, level)
+    return alphas[np.isfinite(alphas)]
+
+
+def _fixed_distance_alphas(flat: np.ndarray, sizes: np.ndarray, domain: np.ndarray, level: str,
+                           *, n_boot: int, seed: int) -> np.ndarray:
+    """bootstrap_alphas where delta does not depend on the margins (every level but ordinal):
+    a resample's observed disagreement and its margins are sums of its units' own, so each is
+    one product of the weights with a vector [G] or a matrix [G, V], never the resamples'
+    V x V coincidences (a slider's 101 values make 10,201 cells per resample)."""
+    n_values = len(domain)
+    delta = _distances(domain, None, level)
+    per_unit = flat.reshape(len(flat), n_values, n_values)
+    unit_observed = (per_unit * delta).sum(axis=(1, 2))
+    unit_margins = per_unit.sum(axis=2)
+    alphas = np.empty(n_boot)
+    for start, weights in resample_weights(sizes, n_boot=n_boot, seed=seed):
+        observed = weights @ unit_observed
+        n_v = weights @ unit_margins
+        expected = ((n_v @ delta) * n_v).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alphas[start:start + len(weights)] = 1.0 - (n_v.sum(axis=1) - 1) * observed / expected
     return alphas[np.isfinite(alphas)]
 
 

@@ -74,26 +74,38 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray, categories: np.ndarray,
     a, b = np.atleast_2d(a), np.atleast_2d(b)
     k = len(categories)
     n_rows, n = a.shape
-    flat = (np.arange(n_rows)[:, None] * k * k + a * k + b).ravel()
-    table = np.bincount(flat, minlength=n_rows * k * k).reshape(n_rows, k, k) / n
-    return _kappa_from_table(table, k, weighted, quadratic)
+    # From the margins and the weight of each pair, not the rows' k x k tables: with a
+    # slider's 101 values a thousand resamples' tables would be 10 million cells per kappa.
+    weights = _kappa_weights(k, weighted, quadratic)
+    offsets = (np.arange(n_rows) * k)[:, None]
+    margin_a = np.bincount((offsets + a).ravel(), minlength=n_rows * k).reshape(n_rows, k) / n
+    margin_b = np.bincount((offsets + b).ravel(), minlength=n_rows * k).reshape(n_rows, k) / n
+    observed_d = weights[a, b].mean(axis=1)
+    expected_d = ((margin_a @ weights) * margin_b).sum(axis=1)
+    return _kappa(observed_d, expected_d)
+
+
+def _kappa_weights(k: int, weighted: bool, quadratic: bool) -> np.ndarray:
+    """Disagreement weights of categories i, j: 1 - [i == j], or linear / quadratic in |i - j|."""
+    if (weighted or quadratic) and k > 1:
+        index = np.arange(k)
+        weights = np.abs(index[:, None] - index[None, :]) / (k - 1)
+        return weights ** 2 if quadratic else weights
+    return 1.0 - np.eye(k)
+
+
+def _kappa(observed_d: np.ndarray, expected_d: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(expected_d > 0, 1.0 - observed_d / np.where(expected_d > 0, expected_d, 1),
+                        np.nan)
 
 
 def _kappa_from_table(table: np.ndarray, k: int, weighted: bool = False,
                       quadratic: bool = False) -> np.ndarray:
     """Cohen's kappa of tables[B, k, k] of proportions (cohen_kappa's weights)."""
-    if (weighted or quadratic) and k > 1:
-        index = np.arange(k)
-        weights = np.abs(index[:, None] - index[None, :]) / (k - 1)
-        weights = weights ** 2 if quadratic else weights
-    else:
-        weights = 1.0 - np.eye(k)
+    weights = _kappa_weights(k, weighted, quadratic)
     expected = table.sum(axis=2)[:, :, None] * table.sum(axis=1)[:, None, :]
-    observed_d = (table * weights).sum(axis=(1, 2))
-    expected_d = (expected * weights).sum(axis=(1, 2))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(expected_d > 0, 1.0 - observed_d / np.where(expected_d > 0, expected_d, 1),
-                        np.nan)
+    return _kappa((table * weights).sum(axis=(1, 2)), (expected * weights).sum(axis=(1, 2)))
 
 
 def _kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -117,13 +129,14 @@ def _kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _figures(h: np.ndarray, j: np.ndarray, level: str, categories: np.ndarray,
              hc: np.ndarray, jc: np.ndarray, kendall: bool = True) -> dict[str, np.ndarray]:
     """Every figure for rows of paired values h[B, n], j[B, n] (hc, jc: category indices)."""
-    out = {"exact": (hc == jc).mean(axis=1), "kappa": cohen_kappa(hc, jc, categories)}
+    # A total or a slider (interval): exact agreement on 0-19 points means little, no kappa.
+    out = {"exact": (hc == jc).mean(axis=1),
+           "kappa": (np.full(len(hc), np.nan) if level == "interval"
+                     else cohen_kappa(hc, jc, categories))}
     if level == "nominal":
         return out
     out["kappa_weighted"] = cohen_kappa(hc, jc, categories, weighted=True)
     out["kappa_quadratic"] = cohen_kappa(hc, jc, categories, quadratic=True)
-    if level == "interval":  # a total or a slider: exact agreement on 0-19 points means little
-        out["kappa"] = np.full(len(hc), np.nan)
     out["pearson"] = pearson_rows(h, j)
     out["spearman"] = pearson_rows(stats.rankdata(h, axis=1), stats.rankdata(j, axis=1))
     if kendall:
@@ -166,15 +179,14 @@ def table_figures(table: np.ndarray, categories: np.ndarray, level: str, *,
     margins give each category, and Kendall's tau-b from concordant and discordant pairs."""
     n = table.sum(axis=(1, 2))
     out = {"exact": np.trace(table, axis1=1, axis2=2) / n,
-           "kappa": _kappa_from_table(table / n[:, None, None], len(categories))}
+           "kappa": (np.full(len(table), np.nan) if level == "interval"  # as _figures
+                     else _kappa_from_table(table / n[:, None, None], len(categories)))}
     if level == "nominal":
         return out
     out["kappa_weighted"] = _kappa_from_table(table / n[:, None, None], len(categories),
                                               weighted=True)
     out["kappa_quadratic"] = _kappa_from_table(table / n[:, None, None], len(categories),
                                                quadratic=True)
-    if level == "interval":  # as _figures: no unweighted kappa for totals and sliders
-        out["kappa"] = np.full(len(table), np.nan)
     rows, cols = table.sum(axis=2), table.sum(axis=1)
     values = np.broadcast_to(categories.astype(float), rows.shape)
     out["pearson"] = _table_pearson(table, values, values, rows, cols)

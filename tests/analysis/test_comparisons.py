@@ -1,4 +1,6 @@
 """System comparisons: direction, corrections, effect sizes, design checks, clusters."""
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,6 +15,7 @@ from campaigns.analysis.comparisons import (
     design_checks,
     rank_biserial_paired,
     significance_clusters,
+    wilcoxon_signed_rank,
 )
 from campaigns.analysis.scores import system_ranking, z_scores
 
@@ -110,6 +113,29 @@ def test_systems_that_answered_the_same_inputs_are_compared_paired():
     assert row["better"] == "A"
     unpaired = compare_systems(frame.assign(segment=None), n_boot=0).iloc[0]
     assert unpaired["test"] == "mann_whitney_u" and unpaired["p"] > row["p"]
+
+
+@pytest.mark.parametrize("d", [
+    [2, -1, 1, 3, 0, 2, -2, 1, 1, 4, 0, -1, 2],  # 13 differences, ties and zeros
+    [0.5, 0.5, -0.5, 1.5, 2.0, 0.5, -1.0, 1.0, 2.0, 1.5, 0.5, 3.0],  # 12, ties, no zero
+    [1, 2, 3, 0, -4, 5],  # a zero, no tie
+    [1.0, -2.0, 3.5, 4.0, -5.0, 6.0, 7.5, 8.0],  # no tie, no zero: the exact distribution
+    list(range(-3, 12)),  # 15 differences with a zero: the normal approximation
+])
+def test_signed_rank_test_is_scipys_wilcoxon_and_an_enumeration_of_sign_flips(d):
+    d = np.array(d, dtype=float)
+    statistic, p = wilcoxon_signed_rank(d)
+    expected = stats.wilcoxon(d)
+    assert (statistic, p) == (pytest.approx(expected.statistic), pytest.approx(expected.pvalue))
+    nonzero = d[d != 0]
+    if len(d) <= comparisons.EXACT_SIGN_FLIPS:  # every sign flip of the ranks, one at a time
+        ranks = stats.rankdata(np.abs(nonzero))
+        observed = ranks[nonzero > 0].sum()
+        null = [sum(r for r, up in zip(ranks, signs, strict=True) if up)
+                for signs in itertools.product([False, True], repeat=len(ranks))]
+        below = np.mean([x <= observed for x in null])
+        above = np.mean([x >= observed for x in null])
+        assert p == pytest.approx(min(1.0, 2 * min(below, above)))
 
 
 def test_clusters_split_where_every_system_above_beats_every_system_below():

@@ -19,6 +19,7 @@ from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from tests.analysis.figures.checks import assert_figures_plot_the_statistics
 from tests.analysis.test_realdata import _import_rubric, _story_ratings
+from tests.analysis.test_realdata_conclusions import DA_DIR, _da_ratings
 from tests.factories import make_campaign
 from tests.shared_data import SHARED, require
 
@@ -50,6 +51,30 @@ def test_kappa_matches_statsmodels_on_hand_made_ratings():
     assert row["kendall"] == pytest.approx(stats.kendalltau(h, g).statistic)
     for name in ("exact", "kappa", "kappa_weighted", "alpha", "pearson", "spearman", "kendall"):
         assert row[f"{name}_ci_low"] <= row[name] <= row[f"{name}_ci_high"], name
+
+
+@pytest.mark.parametrize("weights", [False, "linear", "quadratic"])
+def test_kappa_of_a_stack_of_slider_resamples_matches_statsmodels_row_by_row(weights):
+    """Two DA raters' 0-100 slider scores of the same 300 segments (MLQE-PE en-de), and
+    resamples of those segments: 22 distinct scores, one kappa per row."""
+    require(DA_DIR)
+    ratings = _da_ratings()
+    wide = ratings[ratings["pair"] == "en-de"].pivot(index="item", columns="rater",
+                                                     values="score")
+    h, g = wide["en-de-r1"].to_numpy(), wide["en-de-r2"].to_numpy()
+    categories = np.unique(np.concatenate([h, g]))
+    assert len(categories) > 20 and not np.isnan(categories).any()
+    draws = np.vstack([np.arange(len(h)),
+                       np.random.default_rng(0).integers(0, len(h), (5, len(h)))])
+    hc, gc = np.searchsorted(categories, h)[draws], np.searchsorted(categories, g)[draws]
+    ours = cohen_kappa(hc, gc, categories, weighted=weights == "linear",
+                       quadratic=weights == "quadratic")
+    for row, kappa in zip(draws, ours, strict=True):
+        labels = categories  # statsmodels' weights count categories, so every one is a row
+        table = pd.crosstab(pd.Categorical(h[row], labels), pd.Categorical(g[row], labels),
+                            dropna=False).to_numpy()
+        expected = cohens_kappa(table, wt=weights or None).kappa
+        assert kappa == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
 def test_gpt4_alignment_leaves_failed_outputs_out_and_matches_an_independent_computation(owner):

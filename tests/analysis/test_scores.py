@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from campaigns.analysis.crossed import two_way_cluster_ci
 from campaigns.analysis.scores import (
     bootstrap_mean_ci,
     item_cluster_ci,
@@ -11,6 +12,9 @@ from campaigns.analysis.scores import (
     system_scores,
     z_scores,
 )
+from tests.shared_data import SHARED, require
+
+STORY_DIR = SHARED / "realdata" / "story_rating"
 
 
 def _frame(rows):
@@ -91,3 +95,40 @@ def test_few_items_get_a_t_interval_over_item_means_in_any_row_order():
     shuffled = _frame(rows).sample(frac=1, random_state=1)
     row = system_scores(shuffled).iloc[0]
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(expected)
+
+
+def _scratchplot_ratings() -> pd.DataFrame:
+    """ScratchPlot's crowd ratings of 100 generated stories (2 systems, three 1-5 aspects) in
+    the long form system_scores reads: the story text is the item."""
+    frames = []
+    for aspect in ("coherence", "interestingness", "naturalness"):
+        raw = pd.read_csv(STORY_DIR / f"scratchplot_{aspect}_full-annotation-result-new.tsv",
+                          sep="\t", dtype=str, keep_default_na=False)
+        frames.append(pd.DataFrame({
+            "item": raw["INPUT:story"], "system": raw["INPUT:system"],
+            "worker": raw["ASSIGNMENT:worker_id"], "question": aspect, "part": "",
+            "value": raw["OUTPUT:category"].astype(float)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_system_scores_on_real_ratings_equal_pandas_and_each_systems_own_interval():
+    require(STORY_DIR)
+    frame = _scratchplot_ratings().sample(frac=1, random_state=0)  # rows in no useful order
+    table = system_scores(frame, n_boot=200)
+    expected = frame.groupby(["question", "part", "system"]).agg(
+        n=("value", "size"), n_items=("item", "nunique"), mean=("value", "mean"),
+        sd=("value", "std"), n_raters=("worker", "nunique")).reset_index()
+    assert len(expected) == 6 and expected["n_raters"].min() > 1  # 2 systems x 3 aspects
+    assert table[["question", "part", "system"]].equals(expected[["question", "part", "system"]])
+    assert table[["n", "n_items", "n_raters"]].equals(expected[["n", "n_items", "n_raters"]])
+    assert table["mean"].tolist() == pytest.approx(expected["mean"].tolist(), rel=1e-12)
+    assert table["sd"].tolist() == pytest.approx(expected["sd"].tolist(), rel=1e-12)
+    for row in table.itertuples():  # the interval of exactly that system's ratings
+        own = frame[(frame.question == row.question) & (frame.system == row.system)]
+        low, high, method = two_way_cluster_ci(own["item"].to_numpy(), own["worker"].to_numpy(),
+                                               own["value"].to_numpy())
+        if method is None:
+            low, high, method = item_cluster_ci(own["item"].to_numpy(), own["value"].to_numpy(),
+                                                n_boot=200)
+        assert (row.ci_low, row.ci_high, row.ci_method) == (
+            pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12), method)
