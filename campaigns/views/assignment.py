@@ -225,7 +225,11 @@ def item_response(request: HttpRequest, token: str, position: int, *,
 
 def continue_response(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """The page where a worker continues their assignment (see resume_url), answered
-    directly to the start POST: no redirect and GET between the claim and the first item."""
+    directly to the start POST: no redirect and GET between the claim and the first item.
+    A new assignment brings its first item's page from the claim (no read again)."""
+    page = getattr(assignment, "first_page", None)
+    if page is not None:
+        return _render_item(request, assignment, page, page_url=True)
     url = resume_url(assignment)
     if url == done_url(assignment):
         return _done(request, assignment, page_url=url)
