@@ -47,7 +47,7 @@ from ..pages.item import (
 )
 from ..pages.language import activate_worker_language
 from ..pages.skeleton import Same, render_filled
-from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
+from ..schema import AnswerInvalid, campaign_schema, validate_answers
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..work import (
     annotation_submit,
@@ -243,7 +243,7 @@ def _errors_in_page_language(assignment: Assignment, page, answers: dict) -> dic
     """The save's check again, now in the page's language (the save ran before the view knew
     the campaign); {} if it passes this time."""
     try:
-        validate_answers(parse_schema_cached(assignment.campaign.schema), answers,
+        validate_answers(campaign_schema(assignment.campaign), answers,
                          page.entry.item.data)
     except AnswerInvalid as exc:
         return exc.errors
@@ -255,7 +255,7 @@ def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> b
     assignment, page = assignment_with_page(token=token, position=position)
     if page is None or page.entry.annotation is None:
         return False
-    schema = parse_schema_cached(assignment.campaign.schema)
+    schema = campaign_schema(assignment.campaign)
     try:
         posted = validate_answers(schema, shown_answers(
             schema, answers_from_post(schema.questions, request.POST), page.entry.item, token),
@@ -290,7 +290,7 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     (pages.skeleton) instead of rendering every question again."""
     position, item, campaign = page.entry.position, page.entry.item, assignment.campaign
     seed = order_seed(assignment.token, item.pk)
-    schema = parse_schema_cached(campaign.schema)
+    schema = campaign_schema(campaign)
     action = item_url(assignment, position)  # posts here whichever URL answered with the page
     key = None
     if not values and not errors and blank_page_cacheable(schema):

@@ -40,7 +40,7 @@ from ..models import Assignment, Campaign, Worker
 from ..pages.fields import question_fields
 from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
 from ..pages.language import activate_worker_language
-from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
+from ..schema import AnswerInvalid, campaign_schema, parse_questions
 from ..services.prolific_starts import prolific_participant_verified
 from ..work import (
     assignment_claim,
@@ -108,7 +108,7 @@ def _sample(campaign: Campaign) -> dict | None:
     item = campaign.items.filter(control="").order_by("id").first()
     if item is None:
         return None
-    schema = parse_schema_cached(campaign.schema)
+    schema = campaign_schema(campaign)
     return {"display": display_rows(schema, item.data or {}), "questions": schema.questions}
 
 
