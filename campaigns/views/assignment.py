@@ -95,13 +95,18 @@ def done_url(assignment: Assignment) -> str:
     return _address("campaigns:done", assignment.token)
 
 
+def entry_url(campaign) -> str:
+    """The campaign's study link (its slug has the tokens' alphabet, or is reversed anew)."""
+    return _address("campaigns:entry", campaign.slug)
+
+
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # campaigns.urls.TokenConverter's alphabet
 _SAMPLE_TOKEN, _SAMPLE_POSITION = "tokenSample0", 987654
 
 
 def _address(name: str, token: str, position: int | None = None) -> str:
-    """reverse() of an assignment page, from its pattern reversed once per process (a page
-    names several of these addresses; reverse() walks the URLconf each time)."""
+    """reverse() of a worker page named by a token or slug, from its pattern reversed once per
+    process (a page names several of these addresses; reverse() walks the URLconf each time)."""
     args = [token] if position is None else [token, position]
     if not _TOKEN.fullmatch(token) or not (position is None or 0 <= position <= 999999):
         return reverse(name, args=args)
@@ -151,7 +156,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
     message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
     return message_page(request, heading=_("This assignment is closed"), message=message,
                         status=status, campaign=assignment.campaign,
-                        link_url=reverse("campaigns:entry", args=[assignment.campaign.slug]),
+                        link_url=entry_url(assignment.campaign),
                         link_text=_("Back to the study page"))
 
 
@@ -405,4 +410,4 @@ def _another_url(assignment: Assignment) -> str:
     if worker.platform == Worker.Platform.PROLIFIC:
         params = {"PROLIFIC_PID": worker.platform_id, "STUDY_ID": assignment.study_id,
                   "SESSION_ID": assignment.session_id, **params}
-    return f"{reverse('campaigns:entry', args=[assignment.campaign.slug])}?{urlencode(params)}"
+    return f"{entry_url(assignment.campaign)}?{urlencode(params)}"

@@ -17,7 +17,6 @@ import secrets
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -57,7 +56,7 @@ from ..work import (
 )
 from ..work.claim import NOT_LIVE_MESSAGES
 from ..work.completion import no_work_redirect_url
-from .assignment import continue_response, done_url, resume_url
+from .assignment import continue_response, done_url, entry_url, resume_url
 from .forms import (
     FORM_KEY_FIELD,
     PlatformParams,
@@ -240,7 +239,7 @@ def _with_owner(request: HttpRequest, response: HttpResponse, campaign: Campaign
     if platform != Worker.Platform.LINK:
         response.set_signed_cookie(
             OWNER_COOKIE, str(worker_id), salt=OWNER_SALT, max_age=COOKIE_MAX_AGE,
-            path=reverse("campaigns:entry", args=[campaign.slug]), httponly=True,
+            path=entry_url(campaign), httponly=True,
             samesite="Lax", secure=request.is_secure())
     return response
 
