@@ -235,6 +235,8 @@ def campaign_schema(campaign) -> TaskSchema:
     with a copy of the schema it was parsed from: a kept parse is served only while the
     campaign's schema still equals that copy, so a schema changed in memory or by an update()
     that leaves updated_at alone is looked up by its content again (parse_schema_cached).
+    Equality does not tell 1 from 1.0 or true: only a change of that kind alone, written
+    without moving updated_at, would still find the kept parse.
     """
     key = (campaign.pk, campaign.updated_at)
     kept = _BY_VERSION.get(key)
