@@ -12,7 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from ..models import Campaign, Item
-from ..schema import BaseQuestion, TaskSchema, parse_schema_cached
+from ..schema import BaseQuestion, TaskSchema, campaign_schema
 from ..schema.images import image_src
 from ..schema.kinds.lines import split_segments
 from ..schema.outputs import shown_data
@@ -132,7 +132,7 @@ def item_context(*, campaign: Campaign, item: Item, position: int, total: int,
     """Everything templates/campaigns/item.html needs for one item of an assignment
     (its several outputs, and shuffled options, in the order `order_seed` draws; as stored
     without one)."""
-    schema = parse_schema_cached(campaign.schema)
+    schema = campaign_schema(campaign)
     item_data, outputs_context = present_outputs(shown_data(item.data, order_seed), schema)
     fields, loose = question_fields(schema.questions, values=values, errors=errors,
                                     order_seed=order_seed, item_data=item_data)

@@ -5,6 +5,7 @@ item import) calls `validate_answers`; every place that accepts a schema calls `
 """
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +35,7 @@ __all__ = [
     "parse_questions",
     "parse_schema",
     "parse_schema_cached",
+    "campaign_schema",
     "register_kind",
     "unregister_kind",
     "validate_answers",
@@ -221,6 +223,33 @@ def parse_schema_cached(data: dict) -> TaskSchema:
     return _parse_json(json.dumps(data, sort_keys=True))
 
 
+_BY_VERSION: dict[tuple, tuple[dict, TaskSchema]] = {}  # (campaign id, updated_at) -> kept
+_BY_VERSION_LIMIT = 256
+
+
+def campaign_schema(campaign) -> TaskSchema:
+    """The campaign's parsed schema for the worker's pages and saves, found without turning the
+    schema into JSON text again on every request.
+
+    Kept per saved version of the campaign row (its id and updated_at, which every save moves),
+    with a copy of the schema it was parsed from: a kept parse is served only while the
+    campaign's schema still equals that copy, so a schema changed in memory or by an update()
+    that leaves updated_at alone is looked up by its content again (parse_schema_cached).
+    Equality does not tell 1 from 1.0 or true: only a change of that kind alone, written
+    without moving updated_at, would still find the kept parse.
+    """
+    key = (campaign.pk, campaign.updated_at)
+    kept = _BY_VERSION.get(key)
+    if kept is not None and key[0] is not None and kept[0] == campaign.schema:
+        return kept[1]
+    parsed = parse_schema_cached(campaign.schema)
+    if key[0] is not None:
+        if len(_BY_VERSION) >= _BY_VERSION_LIMIT:
+            _BY_VERSION.clear()
+        _BY_VERSION[key] = (copy.deepcopy(campaign.schema), parsed)
+    return parsed
+
+
 def _rebuild() -> None:
     """Make TaskSchema and parse_questions take exactly the registered kinds."""
     global _QUESTION_LIST
@@ -230,6 +259,7 @@ def _rebuild() -> None:
     TaskSchema.model_rebuild(force=True)
     _QUESTION_LIST = TypeAdapter(list[question])
     _parse_json.cache_clear()  # schemas parsed before may now read differently
+    _BY_VERSION.clear()
 
 
 def register_kind(question_class: type[BaseQuestion]) -> type[BaseQuestion]:

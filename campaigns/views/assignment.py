@@ -47,7 +47,7 @@ from ..pages.item import (
 )
 from ..pages.language import activate_worker_language
 from ..pages.skeleton import Same, render_filled
-from ..schema import AnswerInvalid, parse_schema_cached, validate_answers
+from ..schema import AnswerInvalid, campaign_schema, validate_answers
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..work import (
     annotation_submit,
@@ -95,13 +95,18 @@ def done_url(assignment: Assignment) -> str:
     return _address("campaigns:done", assignment.token)
 
 
+def entry_url(campaign) -> str:
+    """The campaign's study link (its slug has the tokens' alphabet, or is reversed anew)."""
+    return _address("campaigns:entry", campaign.slug)
+
+
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{1,64}")  # campaigns.urls.TokenConverter's alphabet
 _SAMPLE_TOKEN, _SAMPLE_POSITION = "tokenSample0", 987654
 
 
 def _address(name: str, token: str, position: int | None = None) -> str:
-    """reverse() of an assignment page, from its pattern reversed once per process (a page
-    names several of these addresses; reverse() walks the URLconf each time)."""
+    """reverse() of a worker page named by a token or slug, from its pattern reversed once per
+    process (a page names several of these addresses; reverse() walks the URLconf each time)."""
     args = [token] if position is None else [token, position]
     if not _TOKEN.fullmatch(token) or not (position is None or 0 <= position <= 999999):
         return reverse(name, args=args)
@@ -151,7 +156,7 @@ def _closed(request: HttpRequest, assignment: Assignment, status: int = 200,
     message = message or CLOSED_MESSAGES.get(assignment.status, CLOSED_MESSAGES["expired"])
     return message_page(request, heading=_("This assignment is closed"), message=message,
                         status=status, campaign=assignment.campaign,
-                        link_url=reverse("campaigns:entry", args=[assignment.campaign.slug]),
+                        link_url=entry_url(assignment.campaign),
                         link_text=_("Back to the study page"))
 
 
@@ -225,7 +230,11 @@ def item_response(request: HttpRequest, token: str, position: int, *,
 
 def continue_response(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """The page where a worker continues their assignment (see resume_url), answered
-    directly to the start POST: no redirect and GET between the claim and the first item."""
+    directly to the start POST: no redirect and GET between the claim and the first item.
+    A new assignment brings its first item's page from the claim (no read again)."""
+    page = getattr(assignment, "first_page", None)
+    if page is not None:
+        return _render_item(request, assignment, page, page_url=True)
     url = resume_url(assignment)
     if url == done_url(assignment):
         return _done(request, assignment, page_url=url)
@@ -239,7 +248,7 @@ def _errors_in_page_language(assignment: Assignment, page, answers: dict) -> dic
     """The save's check again, now in the page's language (the save ran before the view knew
     the campaign); {} if it passes this time."""
     try:
-        validate_answers(parse_schema_cached(assignment.campaign.schema), answers,
+        validate_answers(campaign_schema(assignment.campaign), answers,
                          page.entry.item.data)
     except AnswerInvalid as exc:
         return exc.errors
@@ -251,7 +260,7 @@ def _repeats_saved_answers(request: HttpRequest, token: str, position: int) -> b
     assignment, page = assignment_with_page(token=token, position=position)
     if page is None or page.entry.annotation is None:
         return False
-    schema = parse_schema_cached(assignment.campaign.schema)
+    schema = campaign_schema(assignment.campaign)
     try:
         posted = validate_answers(schema, shown_answers(
             schema, answers_from_post(schema.questions, request.POST), page.entry.item, token),
@@ -286,7 +295,7 @@ def _render_item(request, assignment, page, *, values=None, errors=None, status=
     (pages.skeleton) instead of rendering every question again."""
     position, item, campaign = page.entry.position, page.entry.item, assignment.campaign
     seed = order_seed(assignment.token, item.pk)
-    schema = parse_schema_cached(campaign.schema)
+    schema = campaign_schema(campaign)
     action = item_url(assignment, position)  # posts here whichever URL answered with the page
     key = None
     if not values and not errors and blank_page_cacheable(schema):
@@ -401,4 +410,4 @@ def _another_url(assignment: Assignment) -> str:
     if worker.platform == Worker.Platform.PROLIFIC:
         params = {"PROLIFIC_PID": worker.platform_id, "STUDY_ID": assignment.study_id,
                   "SESSION_ID": assignment.session_id, **params}
-    return f"{reverse('campaigns:entry', args=[assignment.campaign.slug])}?{urlencode(params)}"
+    return f"{entry_url(assignment.campaign)}?{urlencode(params)}"

@@ -17,7 +17,6 @@ import secrets
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -40,7 +39,7 @@ from ..models import Assignment, Campaign, Worker
 from ..pages.fields import question_fields
 from ..pages.item import campaign_texts, display_rows, form_expired, markdown_cached, message_page
 from ..pages.language import activate_worker_language
-from ..schema import AnswerInvalid, parse_questions, parse_schema_cached
+from ..schema import AnswerInvalid, campaign_schema, parse_questions
 from ..services.prolific_starts import prolific_participant_verified
 from ..work import (
     assignment_claim,
@@ -57,7 +56,7 @@ from ..work import (
 )
 from ..work.claim import NOT_LIVE_MESSAGES
 from ..work.completion import no_work_redirect_url
-from .assignment import continue_response, done_url, resume_url
+from .assignment import continue_response, done_url, entry_url, resume_url
 from .forms import (
     FORM_KEY_FIELD,
     PlatformParams,
@@ -108,7 +107,7 @@ def _sample(campaign: Campaign) -> dict | None:
     item = campaign.items.filter(control="").order_by("id").first()
     if item is None:
         return None
-    schema = parse_schema_cached(campaign.schema)
+    schema = campaign_schema(campaign)
     return {"display": display_rows(schema, item.data or {}), "questions": schema.questions}
 
 
@@ -240,7 +239,7 @@ def _with_owner(request: HttpRequest, response: HttpResponse, campaign: Campaign
     if platform != Worker.Platform.LINK:
         response.set_signed_cookie(
             OWNER_COOKIE, str(worker_id), salt=OWNER_SALT, max_age=COOKIE_MAX_AGE,
-            path=reverse("campaigns:entry", args=[campaign.slug]), httponly=True,
+            path=entry_url(campaign), httponly=True,
             samesite="Lax", secure=request.is_secure())
     return response
 

@@ -26,7 +26,7 @@ from ..pages.fields import timer_seconds
 from ..pages.item import form_expired, item_context
 from ..pages.language import activate_worker_language
 from ..pages.qualification import feedback_rows
-from ..schema import AnswerInvalid, parse_schema_cached
+from ..schema import AnswerInvalid, campaign_schema
 from ..schema.outputs import needs_shown_answers, order_seed, shown_answers
 from ..work import PLATFORM_ID_FIELDS, assignment_claim
 from ..work.completion import no_work_redirect_url
@@ -156,7 +156,7 @@ def _feedback(request: HttpRequest, test: Qualification, position: int, *,
               page_url: str = "") -> HttpResponse:
     """Whether the answer at `position` was right, and the expected answer beside it."""
     item, answer = qualification_position_answer(test, position)
-    schema = parse_schema_cached(test.campaign.schema)
+    schema = campaign_schema(test.campaign)
     context = item_context(campaign=test.campaign, item=item, position=position,
                            total=len(test.items), values=answer.answers,
                            order_seed=order_seed(test.token, item.pk))

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from ..errors import Conflict, ServiceError
 from ..models import Annotation, Assignment, AssignmentItem, Item
-from ..schema import TaskSchema, parse_schema_cached
+from ..schema import TaskSchema, campaign_schema
 from ..schema.scoring import answer_values
 from . import prepared
 from .claim import new_row_json
@@ -65,7 +65,7 @@ def annotation_submit(*, position: int, answers: Answers, assignment: Assignment
     seconds_spent = _clean_seconds(seconds_spent)
     read, item = _assignment_at(assignment.token if assignment else token, position)
     _check_open(read.status, read.deadline)  # a clear answer before validating
-    schema = parse_schema_cached(read.campaign.schema)
+    schema = campaign_schema(read.campaign)
     if callable(answers):
         answers = answers(schema)
     values = answer_values(schema, item, answers, seconds_spent)

@@ -1,9 +1,10 @@
 """Claiming work: the worker's open assignment, or a new one from campaigns_claim.
 
 The pick itself (k, by priority then least-filled first, no repeats, the per-worker cap,
-locking) is one database function, campaigns/work/sql/claim_v2.sql; this module checks the
+locking) is one database function, campaigns/work/sql/claim_v3.sql; this module checks the
 request, picks the control items (they hold no slot, so they need no lock), calls the
-function and turns its outcome into an Assignment or an error.
+function and turns its outcome into an Assignment or an error. A new assignment comes with
+its first item's page (`first_page`), read by the same call.
 """
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import datetime
 
-from django.db import DatabaseError, OperationalError, connection, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    OperationalError,
+    connection,
+    connections,
+    transaction,
+)
 from django.db.models import Exists, JSONField, Model, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -31,6 +39,7 @@ from ..models import Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
 from .expiry import assignments_expire, expire_lazily, first_deadline
 from .qualification import qualification_gate, qualification_item_ids
+from .reads import first_page, model_columns, model_from_row
 from .screening import claim_screened
 
 __all__ = ["NOT_LIVE_MESSAGES", "NO_WORK_MESSAGE", "PLATFORM_ID_FIELDS", "assignment_claim",
@@ -49,8 +58,17 @@ NOT_LIVE_MESSAGES = {
     "closed": gettext_noop("This study is closed and hands out no more work. Thank you!"),
 }
 NO_WORK_MESSAGE = gettext_noop("There is no more work for you in this campaign. Thank you!")
-_CLAIM_SQL = ("SELECT outcome, detail, assignment_id FROM campaigns_claim("
-              "%s, %s, %s, %s, %s::bigint[], %s::double precision[], %s::jsonb, %s)")
+_CLAIM_SQL: list[str] = []
+
+
+def _claim_sql() -> str:
+    """The call of campaigns_claim, with the first item's columns in model field order."""
+    if not _CLAIM_SQL:
+        _CLAIM_SQL.append(
+            "SELECT c.outcome, c.detail, c.assignment_id, c.item_count, "  # noqa: S608 (names from the models)
+            f"{model_columns(Item, '(c.first_item)')} FROM campaigns_claim("
+            "%s, %s, %s, %s, %s::bigint[], %s::double precision[], %s::jsonb, %s) c")
+    return _CLAIM_SQL[0]
 
 
 def assignment_claim(*, campaign: Campaign, worker: Worker, platform_ids: dict | None = None,
@@ -114,9 +132,9 @@ def _claim_retrying_deadlocks(campaign: Campaign, worker: Worker, now: datetime,
 def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
                        platform_ids: dict, may_resume=None,
                        size: int | None = None) -> Assignment:
-    """The claim as one call of campaigns_claim (sql/claim_v2.sql): lock the worker, resume
-    an open assignment, check the cap, pick and lock the items, take their slots and insert
-    the assignment, each step seeing what committed before it.
+    """The claim as one call of campaigns_claim (sql/claim_v3.sql): lock the worker, resume
+    an open assignment, check the cap, pick and lock the items, take their slots, insert
+    the assignment and read its first item, each step seeing what committed before it.
 
     Outside a transaction the call is a transaction of its own; inside one, a savepoint, so
     that a Conflict leaves the caller's transaction usable.
@@ -136,12 +154,16 @@ def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
     try:
         with transaction.atomic() if connection.in_atomic_block else nullcontext():
             with connection.cursor() as cursor:
-                prepared.execute(cursor, _CLAIM_SQL, params)
-                outcome, detail, assignment_id = cursor.fetchone()
+                prepared.execute(cursor, _claim_sql(), params)
+                outcome, detail, assignment_id, item_count, *first_item = cursor.fetchone()
     except DatabaseError as exc:
         if getattr(exc.__cause__, "pgcode", None) == "CL409":
             raise Conflict("The work changed while it was handed out; please try again.") from None
         raise
+    if outcome == "created":
+        assignment.item_count = item_count
+        assignment.first_page = first_page(
+            model_from_row(connections[DEFAULT_DB_ALIAS], Item, first_item), item_count)
     return _claim_outcome(campaign, assignment, platform_ids, outcome, detail, assignment_id,
                           may_resume)
 

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from ..errors import QualificationRequired, ScreenedOut, ServiceError
 from ..models import Assignment, Campaign, Item, Qualification, QualificationAnswer, Worker
-from ..schema import SchemaInvalid, parse_schema_cached
+from ..schema import SchemaInvalid, campaign_schema
 from ..schema.qualification import QualificationSettings, parse_qualification
 from ..schema.scoring import answer_values
 from .screening import SCREENED_OUT_MESSAGE, quota_screen_out_early, worker_screen_out
@@ -186,7 +186,7 @@ def qualification_answer(*, token: str, position: int,
             return QualificationSaved(test, given, finished=False)
         if test.status != Qualification.Status.ACTIVE:
             raise ServiceError("This test is over.", code="qualification_over", status=409)
-        schema = parse_schema_cached(test.campaign.schema)
+        schema = campaign_schema(test.campaign)
         item = Item.objects.get(pk=test.items[position - 1])
         values = answer_values(schema, item, answers(schema) if callable(answers) else answers,
                                seconds_spent)

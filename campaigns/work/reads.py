@@ -26,6 +26,7 @@ __all__ = [
     "assignment_with_page",
     "campaign_and_worker",
     "campaign_next_release",
+    "first_page",
     "model_columns",
     "model_from_row",
     "worker_by_platform_id",
@@ -213,6 +214,14 @@ def assignment_with_page(*, token: str,
     progress = _progress(list(zip(positions, answered, strict=True)))
     item = model_from_row(conn, Item, item_values)
     return assignment, _page(assignment, position, item, progress)
+
+
+def first_page(item: Item, total: int) -> AssignmentPage:
+    """The page of a new assignment's first item (nothing answered yet), from the claim's
+    own read: no query."""
+    progress = Progress(answered=0, total=total, next_position=1,
+                        answered_positions=frozenset())
+    return AssignmentPage(entry=AssignmentEntry(1, item, None), progress=progress)
 
 
 def _page(assignment: Assignment, position: int, item: Item,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 from django.test import Client
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, reverse, set_script_prefix
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -726,7 +726,8 @@ def test_an_expired_unfinished_assignment_cannot_be_finished(client, continuatio
 
 @pytest.mark.parametrize("name,args", [
     ("campaigns:item", ["Ab-_09", 7]), ("campaigns:item", ["t", 0]),
-    ("campaigns:finish", ["Ab-_09"]), ("campaigns:done", ["x" * 64])])
+    ("campaigns:finish", ["Ab-_09"]), ("campaigns:done", ["x" * 64]),
+    ("campaigns:entry", ["my-study_2"]), ("campaigns:entry", ["s" * 80])])
 def test_page_addresses_are_reverses_of_the_routes(name, args):
     assert assignment_views._address(name, *args) == reverse(name, args=args)
 
@@ -736,3 +737,12 @@ def test_an_address_outside_the_routes_alphabet_is_refused_as_reverse_refuses_it
         assignment_views._address("campaigns:item", "bad token", 1)
     with pytest.raises(NoReverseMatch):
         assignment_views._address("campaigns:item", "good", 1_000_000)
+
+
+def test_the_study_link_is_the_reverse_of_the_entry_route_under_any_script_prefix(campaign):
+    assert assignment_views.entry_url(campaign) == reverse("campaigns:entry", args=[campaign.slug])
+    try:
+        set_script_prefix("/under/")
+        assert assignment_views.entry_url(campaign) == f"/under/c/{campaign.slug}/"
+    finally:
+        set_script_prefix("/")

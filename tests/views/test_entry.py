@@ -4,7 +4,9 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -114,6 +116,28 @@ def test_the_start_answers_with_the_first_item_itself(client, continuation):
     assert response.status_code == 200 and "Item 1 of 3" in html
     assert f'action="{item_url(assignment, 1)}"' in html
     assert f'data-page-url="{item_url(assignment, 1)}"' in html
+
+
+def test_the_start_shows_the_first_item_the_claim_read(client, continuation):
+    """The claim's call brings the first item: no read of the assignment's page after it,
+    and the page is the one a GET of the first item shows."""
+    with CaptureQueriesContext(connection) as queries:
+        response = client.post(entry(continuation.slug), PROLIFIC)
+    assignment = Assignment.objects.get()
+    assert not [q for q in queries.captured_queries if "a.token" in q["sql"]]
+    first = assignment.slots.get(position=1).item
+    html = response.content.decode()
+    assert first.data["completion"] in html and "Item 1 of 3" in html
+    again = client.get(item_url(assignment, 1)).content.decode()
+    assert _stable(html) == _stable(again)
+
+
+def _stable(html: str) -> str:
+    """A page without its per-request values (the form key, the page timer) and without what
+    only a POST's answer has (its own address for the address bar)."""
+    html = re.sub(r'name="(form_key|started)" value="[^"]*"', "", html)
+    html = re.sub(r' data-page-url="[^"]*"', "", html)
+    return html.replace('<script src="/static/campaigns/address.js"></script>', "")
 
 
 def test_get_never_claims_work(client, continuation):

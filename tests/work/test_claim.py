@@ -482,6 +482,34 @@ def test_on_postgresql_a_claim_is_one_statement(owner, django_assert_num_queries
         assert assignment_claim(campaign=campaign, worker=w) == a
 
 
+def test_a_new_assignment_comes_with_its_first_items_page(owner):
+    """The claim's call reads the first item (whatever its kind) and the assignment's size:
+    the start shows that page without reading it again."""
+    campaign = make_campaign(owner=owner, items_per_assignment=3,
+                             attention_checks_per_assignment=1)
+    make_items(campaign, 10)
+    make_items(campaign, 3, control="attention", gold={"coherence": 1})
+    for name in ("a", "b", "c", "d"):
+        a = claim(campaign, name)
+        first = AssignmentItem.objects.select_related("item").get(assignment=a, position=1)
+        page = a.first_page
+        assert a.item_count == page.progress.total == 4
+        assert page.entry.position == 1 and page.entry.annotation is None
+        assert (page.progress.answered, page.progress.next_position) == (0, 1)
+        assert page.entry.item.pk == first.item_id
+        assert page.entry.item.data == first.item.data
+        assert page.entry.item.control == first.item.control
+        assert page.entry.item.slots_taken == first.item.slots_taken  # read after the take
+
+
+def test_a_resumed_assignment_brings_no_first_page(owner):
+    campaign = make_campaign(owner=owner)
+    make_items(campaign, 5)
+    a = claim(campaign)
+    resumed = claim(campaign)
+    assert resumed == a and getattr(resumed, "first_page", None) is None
+
+
 def test_a_claim_costs_the_same_whatever_the_history(owner, django_assert_max_num_queries):
     campaign = make_campaign(owner=owner, annotations_per_item=1)
     make_items(campaign, 30)
