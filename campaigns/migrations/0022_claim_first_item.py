@@ -15,7 +15,7 @@ DROP_CLAIM = ("DROP FUNCTION IF EXISTS campaigns_claim(bigint, timestamptz, inte
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("campaigns", "0019_answer_provenance"),
+        ("campaigns", "0021_statistics_full_recompute"),
     ]
 
     operations = [
