@@ -162,22 +162,28 @@ def _story_ratings() -> tuple[pd.DataFrame, pd.DataFrame]:
     return stories, pd.concat(ratings, ignore_index=True)
 
 
-def test_story_ratings_alpha_and_system_means_match_an_independent_computation(owner):
-    require(STORY_DIR)
+def story_rating_campaign(owner, slug: str):
+    """A campaign of the 100 ScratchPlot stories with their 900 real ratings imported, one
+    annotation per (rater, story) holding every aspect that rater scored; with the ratings."""
     stories, ratings = _story_ratings()
-    assert len(ratings) == 900
-    campaign = make_campaign(owner=owner, schema=STORY_SCHEMA, slug="scratchplot-realdata")
+    campaign = make_campaign(owner=owner, schema=STORY_SCHEMA, slug=slug)
     items = [{"id": i, "system": s, "story": t} for i, s, t in
              zip(stories["id"], stories["INPUT:system"], stories["INPUT:story"], strict=True)]
     items_import(campaign=campaign, content="\n".join(json.dumps(i) for i in items).encode(),
                  filename="items.jsonl")
-    # One annotation per (rater, story) holding every aspect that rater scored.
     per_rater = ratings.groupby(["worker", "id"]).apply(
         lambda g: repr(dict(zip(g["aspect"], g["rating"].astype(int), strict=True))),
         include_groups=False)
     rows = [JudgmentRow(n, item, worker, output)
             for n, ((worker, item), output) in enumerate(per_rater.items(), start=1)]
     judgments_import(campaign=campaign, rows=rows, platform="link")
+    return campaign, ratings
+
+
+def test_story_ratings_alpha_and_system_means_match_an_independent_computation(owner):
+    require(STORY_DIR)
+    campaign, ratings = story_rating_campaign(owner, "scratchplot-realdata")
+    assert len(ratings) == 900
 
     stats_ = campaign_statistics(campaign=campaign, n_boot=200)
     agreement = {r["question"]: r for r in stats_["agreement"] if r["subset"] is None}

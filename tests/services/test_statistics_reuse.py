@@ -10,11 +10,9 @@ from django.utils import timezone
 from campaigns.models import Annotation
 from campaigns.selectors import analysis as selectors
 from campaigns.services import statistics_reuse as reuse
-from campaigns.services.items import items_import
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from campaigns.services.statistics import Kind, statistics_cached, statistics_request
-from tests.analysis.test_realdata import STORY_DIR, STORY_SCHEMA, _story_ratings
-from tests.factories import make_campaign
+from tests.analysis.test_realdata import STORY_DIR, story_rating_campaign
 from tests.shared_data import require
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
@@ -28,18 +26,7 @@ def story(owner, settings):
     story; the fraction pinned so that the tests count against it."""
     require(STORY_DIR)
     settings.STATISTICS_REFRESH_FRACTION = 0.02
-    stories, ratings = _story_ratings()
-    campaign = make_campaign(owner=owner, schema=STORY_SCHEMA, slug="story-reuse")
-    items = [{"id": i, "system": s, "story": t} for i, s, t in
-             zip(stories["id"], stories["INPUT:system"], stories["INPUT:story"], strict=True)]
-    items_import(campaign=campaign, content="\n".join(json.dumps(i) for i in items).encode(),
-                 filename="items.jsonl")
-    per_rater = ratings.groupby(["worker", "id"]).apply(
-        lambda g: repr(dict(zip(g["aspect"], g["rating"].astype(int), strict=True))),
-        include_groups=False)
-    judgments_import(campaign=campaign, platform="link", rows=[
-        JudgmentRow(n, item, worker, output)
-        for n, ((worker, item), output) in enumerate(per_rater.items(), start=1)])
+    campaign, _ = story_rating_campaign(owner, "story-reuse")
     return campaign
 
 
