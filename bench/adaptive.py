@@ -286,14 +286,16 @@ def chat_not_replayable() -> str:
             f"nor a second judgment of any pair for an allocation to steer.")
 
 
+PPLM_STRATEGIES = (("adaptive_ranking", 1), ("adaptive_ranking", 0), ("dynamic_redundancy", 2))
 DATASETS = {
     # name: (loader, schema, ((adaptive strategy, its min per item), ...), conclusion maker);
     # the max per item is the data's (each replay uses every judgment it wants)
-    "compqa": (compqa, PAIRWISE, (("adaptive_ranking", 1),), "ranking"),
-    "pplm-positive": (lambda: pplm("positive"), PPLM_PAIRWISE["positive"],
-                      (("adaptive_ranking", 1), ("dynamic_redundancy", 2)), "davidson"),
-    "pplm-negative": (lambda: pplm("negative"), PPLM_PAIRWISE["negative"],
-                      (("adaptive_ranking", 1), ("dynamic_redundancy", 2)), "davidson"),
+    "compqa": (compqa, PAIRWISE, (("adaptive_ranking", 1), ("adaptive_ranking", 0)),
+               "ranking"),
+    "pplm-positive": (lambda: pplm("positive"), PPLM_PAIRWISE["positive"], PPLM_STRATEGIES,
+                      "davidson"),
+    "pplm-negative": (lambda: pplm("negative"), PPLM_PAIRWISE["negative"], PPLM_STRATEGIES,
+                      "davidson"),
     "pplm-fluency": (pplm_fluency, LIKERT, (("adaptive_precision", 1),), "precision"),
     "story": (story, LIKERT, (("adaptive_precision", 1),), "precision"),
     "da": (da, SLIDER, (("dynamic_redundancy", 2),), "items"),
@@ -390,9 +392,12 @@ def one_seed(job) -> tuple[int, dict, dict]:
     items = loader()
     uniform, uniform_log = replay(name, items, "uniform", strategies[0][1], seed, args)
     adaptive = {}
+    wanted = [s for s in args.strategies.split(",") if s]
     for strategy, minimum in strategies:
+        if wanted and f"{strategy} (min {minimum})" not in wanted:
+            continue
         result, log = replay(name, items, strategy, minimum, seed, args)
-        adaptive[strategy] = (result, same_budget_taus(items, uniform_log, log)
+        adaptive[f"{strategy} (min {minimum})"] = (result, same_budget_taus(items, uniform_log, log)
                               if kind == "items" else None)
     return seed, uniform, adaptive
 
@@ -450,7 +455,7 @@ def run(name: str, args) -> None:
                     print(f"    {strategy} used {budget[0]} judgments in all: tau "
                           f"{budget[1]:.3f} to the full data; uniform after as many: "
                           f"{budget[2]:.3f}", flush=True)
-    for strategy, _ in DATASETS[name][2]:
+    for strategy in rows[0][2]:
         report(name, strategy, [(seed, u, a[strategy][0]) for seed, u, a in rows], started)
         budgets = [a[strategy][1] for _, _, a in rows if a[strategy][1]]
         if budgets:
@@ -462,6 +467,9 @@ def main() -> int:
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--data", default="pplm,compqa,story,da,chat")
+    parser.add_argument("--strategies", default="",
+                        help="only these of a data set's strategies, e.g. "
+                             "'adaptive_ranking (min 0)' (comma-separated; default all)")
     parser.add_argument("--jobs", type=int, default=1, help="seeds replayed at once")
     parser.add_argument("--every", type=int, default=10, help="judgments between job runs")
     parser.add_argument("--check", type=int, default=10, help="judgments between checks")
