@@ -4,7 +4,8 @@ product's own claim and save functions on a real database.
 Usage (not part of the test suite; needs a migrated PostgreSQL database):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_adaptive \\
-        .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 3] [--data compqa,story,da,chat]
+        .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 2] \\
+            [--data pplm,compqa,story,da,chat]
 
 Each replay is a live campaign whose items carry a pool of real judgments; simulated workers
 arrive one after another, each claims one item with `assignment_claim` and saves the next
@@ -22,6 +23,19 @@ conclusion matches the full data's at every later check (every --check judgments
   judgments so far and that of all of them; and a second one, the same significant pairs
   (the pairs of systems whose Bradley-Terry strengths differ at the 5% level with all the
   judgments, and only those, differ in the same direction with the judgments so far).
+- pplm-positive, pplm-negative (pairwise, adaptive_ranking at a minimum of 1 and of 0 per
+  item, and dynamic_redundancy from 2 to 3): PPLM's human evaluation of sentiment control
+  (continuation/, Dathathri et al. 2020), 4 generation methods compared pairwise on 270 pairs
+  of passages, 3 annotators each answering "Which passage is more positive?" (negative, in the
+  other file): A, B, or both/neither, a tie. One item per pair, its pool the 3 answers.
+  Conclusions: Kendall tau >= 0.9 (with 4 systems: the same order) between Davidson's order
+  (ties as their own outcome, the schema's tie model) so far and with all the judgments; and
+  the same significant pairs, as for compqa.
+- pplm-fluency (ratings, adaptive_precision): the fluency ratings (1-5) of the positive file,
+  one item per passage (by its id) with the 3 ratings of the first pair that showed it, its
+  system the method that wrote it (the product steers ratings by the item's system, so a
+  rating of one output of a pair cannot be steered per output: a passage is its own item).
+  Conclusion as for story.
 - story (ratings, adaptive_precision): the ScratchPlot coherence ratings (story_rating/), 100
   stories of 2 systems, 3 ratings each. Conclusion: every system's 95% interval half-width of
   the mean no wider than 1.1 times the widest with all the data.
