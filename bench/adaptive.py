@@ -4,7 +4,8 @@ product's own claim and save functions on a real database.
 Usage (not part of the test suite; needs a migrated PostgreSQL database):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_adaptive \\
-        .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 3] [--data compqa,story,da,chat]
+        .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 2] \\
+            [--data pplm,compqa,story,da,chat]
 
 Each replay is a live campaign whose items carry a pool of real judgments; simulated workers
 arrive one after another, each claims one item with `assignment_claim` and saves the next
@@ -22,6 +23,19 @@ conclusion matches the full data's at every later check (every --check judgments
   judgments so far and that of all of them; and a second one, the same significant pairs
   (the pairs of systems whose Bradley-Terry strengths differ at the 5% level with all the
   judgments, and only those, differ in the same direction with the judgments so far).
+- pplm-positive, pplm-negative (pairwise, adaptive_ranking at a minimum of 1 and of 0 per
+  item, and dynamic_redundancy from 2 to 3): PPLM's human evaluation of sentiment control
+  (continuation/, Dathathri et al. 2020), 4 generation methods compared pairwise on 270 pairs
+  of passages, 3 annotators each answering "Which passage is more positive?" (negative, in the
+  other file): A, B, or both/neither, a tie. One item per pair, its pool the 3 answers.
+  Conclusions: Kendall tau >= 0.9 (with 4 systems: the same order) between Davidson's order
+  (ties as their own outcome, the schema's tie model) so far and with all the judgments; and
+  the same significant pairs, as for compqa.
+- pplm-fluency (ratings, adaptive_precision): the fluency ratings (1-5) of the positive file,
+  one item per passage (by its id) with the 3 ratings of the first pair that showed it, its
+  system the method that wrote it (the product steers ratings by the item's system, so a
+  rating of one output of a pair cannot be steered per output: a passage is its own item).
+  Conclusion as for story.
 - story (ratings, adaptive_precision): the ScratchPlot coherence ratings (story_rating/), 100
   stories of 2 systems, 3 ratings each. Conclusion: every system's 95% interval half-width of
   the mean no wider than 1.1 times the widest with all the data.
@@ -44,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import csv
 import json
 import multiprocessing
 import os
@@ -67,7 +82,8 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from campaigns.analysis.allocation import bradley_terry_strengths  # noqa: E402
+from campaigns.analysis.allocation import PRIOR_WINS, bradley_terry_strengths  # noqa: E402
+from campaigns.analysis.preference import fit_davidson  # noqa: E402
 from campaigns.errors import NotLive, NoWorkAvailable  # noqa: E402
 from campaigns.models import Campaign, Item  # noqa: E402
 from campaigns.services.allocation import campaign_allocate  # noqa: E402
@@ -80,6 +96,9 @@ PAIRWISE = {"display": [{"field": "prompt", "label": "Question"}], "questions": 
 LIKERT = {"display": [{"field": "prompt", "label": "Story"}], "questions": [
     {"id": "rating", "kind": "likert", "text": "How coherent is it?",
      "points": [{"value": v, "label": str(v)} for v in range(1, 6)]}]}
+PPLM_PAIRWISE = {sentiment: {"display": [{"field": "prompt", "label": "Passages"}], "questions": [
+    {"id": "preference", "kind": "pairwise", "text": f"Which passage is more {sentiment}?",
+     "tie": True, "tie_model": "davidson"}]} for sentiment in ("positive", "negative")}
 SLIDER = {"display": [{"field": "prompt", "label": "Segment"}], "questions": [
     {"id": "rating", "kind": "slider", "text": "Quality (0-100)", "min": 0, "max": 100,
      "step": 1, "start": 50}]}
@@ -129,6 +148,73 @@ def da():
             for _, row in frame.iterrows()]
 
 
+def pplm_rows(sentiment: str):
+    """(passage id of A, of B, row) per judged pair of PPLM's human evaluation, and the
+    methods in index order: record 0 names the 4 methods' files in that order, record 1 is
+    the header, the last column an id `prompt_a_b` whose a % 4 and b % 4 index the methods
+    of A and B; the summary rows below have no passages."""
+    name = {"positive": "pplm_labeled_positive.csv",
+            "negative": "pplm_labeled_negative_first277records.csv"}[sentiment]
+    with open(DATA / "continuation" / name, newline="", encoding="utf-8") as handle:
+        records = list(csv.reader(handle))
+    files = records[0][0].split(":", 1)[1]
+    methods = [f.strip().rsplit("/", 1)[-1].removeprefix("sentiment_2_")
+               for f in files.split(".p") if f.strip(" ,")]
+    out = []
+    for row in records[2:]:
+        ids = [cell for cell in row[13:] if cell.strip()]
+        if row[0] and row[1] and ids:
+            _, a, b = (int(x) for x in ids[0].split("_"))
+            out.append((a, b, row))
+    return out, methods
+
+
+def pplm(sentiment: str):
+    """One item per judged pair of passages, its pool the 3 annotators' answers to "Which
+    passage is more <sentiment>?": A, B, or both/neither as a tie."""
+    choice = {"A": "A", "B": "B", "both": "tie", "neither": "tie"}
+    rows, methods = pplm_rows(sentiment)
+    return [(f"{sentiment}{n}|{a}|{b}", (methods[a % 4], methods[b % 4]),
+             [{"preference": {"choice": choice[row[c].strip()],
+                              "order": [methods[a % 4], methods[b % 4]]}}
+              for c in (2, 6, 10)])
+            for n, (a, b, row) in enumerate(rows)]
+
+
+def pplm_fluency():
+    """One item per passage of the positive file (by its id), its pool the 3 fluency ratings
+    (1-5) of the first pair that showed it; its system the method that wrote it."""
+    rows, methods = pplm_rows("positive")
+    items, seen = [], set()
+    for a, b, row in rows:
+        for passage, columns in ((a, (3, 7, 11)), (b, (4, 8, 12))):
+            if passage not in seen:
+                seen.add(passage)
+                items.append((f"p{passage}", methods[passage % 4],
+                              [{"rating": int(row[c])} for c in columns]))
+    return items
+
+
+def davidson_order(log):
+    """Davidson's (1970) log-strengths (ties as their own outcome, the product's tie model
+    for this schema), with the allocation fit's prior of PRIOR_WINS each way between systems
+    that met, so that the order exists from the first judgment."""
+    systems = sorted({s for _, a in log for s in a["order"]})
+    at = {s: i for i, s in enumerate(systems)}
+    wins, ties = np.zeros((len(systems),) * 2), np.zeros((len(systems),) * 2)
+    for i, j in {tuple(at[s] for s in a["order"]) for _, a in log}:
+        wins[i, j] = wins[j, i] = PRIOR_WINS
+    for _, a in log:
+        i, j = (at[s] for s in a["order"])
+        if a["choice"] == "tie":
+            ties[i, j] += 1
+            ties[j, i] += 1
+        else:
+            wins[(i, j) if a["choice"] == "A" else (j, i)] += 1
+    fitted = fit_davidson(wins, ties) if len(systems) > 1 else None
+    return {} if fitted is None else dict(zip(systems, fitted[0], strict=True))
+
+
 def bt_order(log):
     judgments = [(a["order"][0], a["order"][1], {"A": 1.0, "B": 0.0, "tie": 0.5}[a["choice"]])
                  for _, a in log]
@@ -161,11 +247,11 @@ def significant_pairs(fit) -> set[tuple[str, str]]:
     return out
 
 
-def ranking_conclusions(full_log):
+def ranking_conclusions(full_log, order=bt_order):
     full = [(k, a["preference"]) for k, a in full_log]
-    reference, significant = bt_order(full), significant_pairs(bt_fit(full))
+    reference, significant = order(full), significant_pairs(bt_fit(full))
     return {"tau": lambda log: tau_reached(
-                reference, bt_order([(k, a["preference"]) for k, a in log])),
+                reference, order([(k, a["preference"]) for k, a in log])),
             "significant pairs": lambda log: significant_pairs(
                 bt_fit([(k, a["preference"]) for k, a in log])) == significant}
 
@@ -214,20 +300,30 @@ def chat_not_replayable() -> str:
             f"nor a second judgment of any pair for an allocation to steer.")
 
 
+PPLM_STRATEGIES = (("adaptive_ranking", 1), ("adaptive_ranking", 0), ("dynamic_redundancy", 2))
 DATASETS = {
-    # name: (loader, schema, adaptive strategy, its min per item, conclusion maker)
-    "compqa": (compqa, PAIRWISE, "adaptive_ranking", 1, "ranking"),
-    "story": (story, LIKERT, "adaptive_precision", 1, "precision"),
-    "da": (da, SLIDER, "dynamic_redundancy", 2, "items"),
+    # name: (loader, schema, ((adaptive strategy, its min per item), ...), conclusion maker);
+    # the max per item is the data's (each replay uses every judgment it wants)
+    "compqa": (compqa, PAIRWISE, (("adaptive_ranking", 1), ("adaptive_ranking", 0)),
+               "ranking"),
+    "pplm-positive": (lambda: pplm("positive"), PPLM_PAIRWISE["positive"], PPLM_STRATEGIES,
+                      "davidson"),
+    "pplm-negative": (lambda: pplm("negative"), PPLM_PAIRWISE["negative"], PPLM_STRATEGIES,
+                      "davidson"),
+    "pplm-fluency": (pplm_fluency, LIKERT, (("adaptive_precision", 1),), "precision"),
+    "story": (story, LIKERT, (("adaptive_precision", 1),), "precision"),
+    "da": (da, SLIDER, (("dynamic_redundancy", 2),), "items"),
 }
+ALIASES = {"pplm": ["pplm-positive", "pplm-negative", "pplm-fluency"]}
 
 
 # --- one replay through the product -------------------------------------------------------
 
-def replay(name: str, items, allocation: str, seed: int, args) -> tuple[dict, list]:
+def replay(name: str, items, allocation: str, minimum: int, seed: int, args
+           ) -> tuple[dict, list]:
     """Per conclusion, (judgments needed, whether it was reached) under `allocation` with
     this seed (the order of each item's pool); and the judgments in the order they came."""
-    _, schema, _, minimum, kind = DATASETS[name]
+    _, schema, _, kind = DATASETS[name]
     owner = get_user_model().objects.get_or_create(username="bench-adaptive")[0]
     slug = f"replay-{name}-{allocation}-{seed}"
     Campaign.objects.filter(slug=slug).delete()
@@ -252,6 +348,7 @@ def replay(name: str, items, allocation: str, seed: int, args) -> tuple[dict, li
         campaign_allocate(campaign=campaign)
     full_log = [(key[:200], answer) for key, _, pool in items for answer in pool]
     conclusions = {"ranking": lambda: ranking_conclusions(full_log),
+                   "davidson": lambda: ranking_conclusions(full_log, davidson_order),
                    "precision": lambda: precision_conclusions(full_log, system_of),
                    "items": lambda: item_ranking_conclusions(full_log)}[kind]()
     log, needed, n = [], dict.fromkeys(conclusions), 0
@@ -298,26 +395,34 @@ def same_budget_taus(items, uniform_log, adaptive_log) -> tuple[int, float, floa
     return n, tau(adaptive_log), tau(uniform_log[:n])
 
 
-def one_seed(job) -> tuple[int, dict, dict, tuple | None]:
+def one_seed(job) -> tuple[int, dict, dict]:
+    """The seed, uniform's result, and per adaptive strategy (its result, and for item
+    orders its same-budget taus)."""
     name, seed, args = job
     connection.close()  # a forked process opens its own connection
     with connection.cursor() as cursor:  # a replay, not a durability test: no fsync per save
         cursor.execute("SET synchronous_commit TO off")
-    loader, _, strategy, _, kind = DATASETS[name]
+    loader, _, strategies, kind = DATASETS[name]
     items = loader()
-    uniform, uniform_log = replay(name, items, "uniform", seed, args)
-    adaptive, adaptive_log = replay(name, items, strategy, seed, args)
-    budget = same_budget_taus(items, uniform_log, adaptive_log) if kind == "items" else None
-    return seed, uniform, adaptive, budget
+    uniform, uniform_log = replay(name, items, "uniform", strategies[0][1], seed, args)
+    adaptive = {}
+    wanted = [s for s in args.strategies.split(",") if s]
+    for strategy, minimum in strategies:
+        if wanted and f"{strategy} (min {minimum})" not in wanted:
+            continue
+        result, log = replay(name, items, strategy, minimum, seed, args)
+        adaptive[f"{strategy} (min {minimum})"] = (result, same_budget_taus(items, uniform_log, log)
+                              if kind == "items" else None)
+    return seed, uniform, adaptive
 
 
 def shown(count: int, reached: bool) -> str:
     return str(count) if reached else f"not reached ({count})"
 
 
-def report(name: str, rows, args, started: float) -> None:
-    loader, _, strategy, _, _ = DATASETS[name]
-    items = loader()
+def report(name: str, strategy: str, rows, started: float) -> None:
+    """rows: (seed, uniform's result, this strategy's result) per seed."""
+    items = DATASETS[name][0]()
     total = sum(len(pool) for _, _, pool in items)
     for conclusion in rows[0][1]:
         ratios = [a[conclusion][0] / u[conclusion][0] for _, u, a in rows]
@@ -326,55 +431,71 @@ def report(name: str, rows, args, started: float) -> None:
               f"{strategy} needs {statistics.median(ratios):.2f}x uniform's judgments (median "
               f"of {len(rows)} seeds; range {min(ratios):.2f}-{max(ratios):.2f}; above 1x on "
               f"{sum(r > 1 for r in ratios)}); uniform "
-              f"{statistics.median([u[conclusion][0] for _, u, _ in rows]):.0f}, adaptive "
-              f"{statistics.median([a[conclusion][0] for _, _, a in rows]):.0f} (medians); "
+              f"{statistics.median([u[conclusion][0] for _, u, _ in rows]):.0f} "
+              f"({min(u[conclusion][0] for _, u, _ in rows)}-"
+              f"{max(u[conclusion][0] for _, u, _ in rows)}), adaptive "
+              f"{statistics.median([a[conclusion][0] for _, _, a in rows]):.0f} "
+              f"({min(a[conclusion][0] for _, _, a in rows)}-"
+              f"{max(a[conclusion][0] for _, _, a in rows)}) (medians, ranges); "
               f"adaptive not reached on {missed}, uniform on "
               f"{sum(not u[conclusion][1] for _, u, _ in rows)}; "
               f"{time.perf_counter() - started:.0f}s", flush=True)
+
+
+def report_budgets(name: str, strategy: str, budgets) -> None:
+    print(f"{name} [same budget]: {strategy} ends at tau "
+          f"{statistics.median(b[1] for b in budgets):.3f} (median; range "
+          f"{min(b[1] for b in budgets):.3f}-{max(b[1] for b in budgets):.3f}) with a "
+          f"median {statistics.median(b[0] for b in budgets):.0f} judgments; uniform "
+          f"with as many: {statistics.median(b[2] for b in budgets):.3f} "
+          f"({min(b[2] for b in budgets):.3f}-{max(b[2] for b in budgets):.3f})", flush=True)
+
+
+def run(name: str, args) -> None:
+    """Every seed of one data set (--jobs at once), each printed as it ends, then the
+    summary per adaptive strategy and conclusion."""
+    started = time.perf_counter()
+    jobs = [(name, seed, args) for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    connection.close()
+    rows = []
+    with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+        for seed, uniform, adaptive in pool.imap(one_seed, jobs):
+            rows.append((seed, uniform, adaptive))
+            for strategy, (result, budget) in adaptive.items():
+                print(f"  {name} seed {seed}: " + "; ".join(
+                    f"[{c}] uniform {shown(*uniform[c])}, {strategy} {shown(*result[c])} "
+                    f"({result[c][0] / uniform[c][0]:.2f}x)" for c in uniform), flush=True)
+                if budget:
+                    print(f"    {strategy} used {budget[0]} judgments in all: tau "
+                          f"{budget[1]:.3f} to the full data; uniform after as many: "
+                          f"{budget[2]:.3f}", flush=True)
+    for strategy in rows[0][2]:
+        report(name, strategy, [(seed, u, a[strategy][0]) for seed, u, a in rows], started)
+        budgets = [a[strategy][1] for _, _, a in rows if a[strategy][1]]
+        if budgets:
+            report_budgets(name, strategy, budgets)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--data", default="compqa,story,da,chat")
+    parser.add_argument("--data", default="pplm,compqa,story,da,chat")
+    parser.add_argument("--strategies", default="",
+                        help="only these of a data set's strategies, e.g. "
+                             "'adaptive_ranking (min 0)' (comma-separated; default all)")
     parser.add_argument("--jobs", type=int, default=1, help="seeds replayed at once")
     parser.add_argument("--every", type=int, default=10, help="judgments between job runs")
     parser.add_argument("--check", type=int, default=10, help="judgments between checks")
     parser.add_argument("--spread", type=float, default=10.0,
                         help="dynamic redundancy's agreement spread (DA points)")
     args = parser.parse_args()
-    for name in args.data.split(","):
-        if name == "chat":
-            print(chat_not_replayable(), flush=True)
-            continue
-        started = time.perf_counter()
-        strategy = DATASETS[name][2]
-        jobs = [(name, seed, args) for seed in
-                range(args.first_seed, args.first_seed + args.seeds)]
-        connection.close()
-        budgets = []
-        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-            rows = []
-            for seed, uniform, adaptive, budget in pool.imap(one_seed, jobs):
-                rows.append((seed, uniform, adaptive))
-                print(f"  {name} seed {seed}: " + "; ".join(
-                    f"[{c}] uniform {shown(*uniform[c])}, {strategy} {shown(*adaptive[c])} "
-                    f"({adaptive[c][0] / uniform[c][0]:.2f}x)" for c in uniform), flush=True)
-                if budget:
-                    budgets.append(budget)
-                    print(f"    {strategy} used {budget[0]} judgments in all: tau {budget[1]:.3f} "
-                          f"to the full data; uniform after as many: {budget[2]:.3f}",
-                          flush=True)
-        report(name, rows, args, started)
-        if budgets:
-            print(f"{name} [same budget]: {strategy} ends at tau "
-                  f"{statistics.median(b[1] for b in budgets):.3f} (median; range "
-                  f"{min(b[1] for b in budgets):.3f}-{max(b[1] for b in budgets):.3f}) with a "
-                  f"median {statistics.median(b[0] for b in budgets):.0f} judgments; uniform "
-                  f"with as many: {statistics.median(b[2] for b in budgets):.3f} "
-                  f"({min(b[2] for b in budgets):.3f}-{max(b[2] for b in budgets):.3f})",
-                  flush=True)
+    for given in args.data.split(","):
+        for name in ALIASES.get(given, [given]):
+            if name == "chat":
+                print(chat_not_replayable(), flush=True)
+            else:
+                run(name, args)
     return 0
 
 

@@ -126,8 +126,9 @@ class CampaignSettingsInput(StrictInput):
     allocation = serializers.ChoiceField(
         required=False, choices=Campaign.Allocation.choices,
         help_text=Campaign._meta.get_field("allocation").help_text)
+    # 0 (no per-item floor) only under adaptive ranking: services/allocation.py says so.
     min_annotations_per_item = serializers.IntegerField(required=False, allow_null=True,
-                                                        min_value=1, max_value=1000)
+                                                        min_value=0, max_value=1000)
     max_annotations_per_item = serializers.IntegerField(required=False, allow_null=True,
                                                         min_value=1, max_value=1000)
     agreement_spread = serializers.FloatField(required=False, min_value=0, max_value=1e6)

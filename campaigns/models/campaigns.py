@@ -151,7 +151,8 @@ class Campaign(models.Model):
         "minute from the answers so far.")
     min_annotations_per_item = models.PositiveIntegerField(
         null=True, blank=True, help_text="Adaptive strategies: every item gets at least this "
-        "many annotations before any gets more (empty: k).")
+        "many annotations before any gets more (empty: k; 0, adaptive ranking only: no "
+        "per-item floor, the pairs' order uncertainty alone decides).")
     max_annotations_per_item = models.PositiveIntegerField(
         null=True, blank=True, help_text="Adaptive strategies: no item gets more than this "
         "many annotations (empty: k).")

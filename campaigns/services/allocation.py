@@ -33,6 +33,12 @@ NEEDS = {Campaign.Allocation.DYNAMIC_REDUNDANCY: (Capability.AGREEMENT, "an agre
                                                 "preferences between outputs (pairwise)"),
          Campaign.Allocation.ADAPTIVE_PRECISION: (Capability.TALLIED, "numeric ratings")}
 MAX_PER_ITEM = 1000
+# A minimum of 0 (no per-item exploration floor) only where the priority itself explores:
+# under adaptive ranking a pair of systems compared seldom has a wide interval and so a
+# wrong-order probability near one half, the highest there is; within a pair the claim still
+# fills the least-filled item first. With a floor of one per item, a ranking of few systems
+# over many items spends its first pass on pairs already settled (bench/README.md).
+NO_FLOOR_ONLY = " (0, no per-item floor, only under adaptive_ranking)"
 WRITE_CHUNK = 500  # items written per transaction by the allocation job
 
 
@@ -46,9 +52,12 @@ def allocation_issues(merged: dict[str, Any]) -> list[SchemaIssue]:
         issues.append(SchemaIssue("allocation", f"must be one of {names}"))
     low, high = merged.get("min_annotations_per_item"), merged.get("max_annotations_per_item")
     for name, value in (("min_annotations_per_item", low), ("max_annotations_per_item", high)):
+        lowest = 0 if (name, allocation) == ("min_annotations_per_item",
+                                             Campaign.Allocation.ADAPTIVE_RANKING) else 1
         if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                                  or not 1 <= value <= MAX_PER_ITEM):
-            issues.append(SchemaIssue(name, f"must be a whole number from 1 to {MAX_PER_ITEM}"))
+                                  or not lowest <= value <= MAX_PER_ITEM):
+            issues.append(SchemaIssue(name, f"must be a whole number from {lowest} to "
+                                      f"{MAX_PER_ITEM}" + (NO_FLOOR_ONLY if lowest else "")))
     if not issues and (low or 0) > (high or MAX_PER_ITEM):
         issues.append(SchemaIssue("max_annotations_per_item",
                                   f"must be at least the minimum ({low})"))
@@ -114,7 +123,9 @@ def allocations_update() -> int:
 def bounds(campaign: Campaign) -> tuple[int, int]:
     """The campaign's (minimum, maximum) annotations per item; k where not set."""
     k = campaign.annotations_per_item
-    low = campaign.min_annotations_per_item or min(k, campaign.max_annotations_per_item or k)
+    low = campaign.min_annotations_per_item
+    if low is None:
+        low = min(k, campaign.max_annotations_per_item or k)
     return low, max(low, campaign.max_annotations_per_item or k)
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from campaigns.models import Campaign
 from tests.api.conftest import make_items
-from tests.factories import CONTINUATION_SCHEMA, make_campaign
+from tests.factories import CONTINUATION_SCHEMA, PAIRWISE_SCHEMA, make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -182,3 +182,21 @@ def test_the_worker_pages_language_is_a_bcp47_tag(api, campaign):
     assert response.json()["extra"]["errors"] == [
         {"path": "language", "message": "expected a BCP 47 language code such as de, ar or "
                                         "zh-Hans"}]
+
+
+def test_a_minimum_of_0_per_item_is_taken_under_adaptive_ranking_and_refused_otherwise(api,
+                                                                                       owner):
+    pairwise = make_campaign(owner=owner, schema=PAIRWISE_SCHEMA)
+    response = api.patch(f"/api/campaigns/{pairwise.slug}/",
+                         {"allocation": "dynamic_redundancy", "min_annotations_per_item": 0},
+                         format="json")
+    assert response.status_code == 400
+    assert response.json()["extra"]["errors"][0]["path"] == "min_annotations_per_item"
+    pairwise.refresh_from_db()
+    assert (pairwise.allocation, pairwise.min_annotations_per_item) == ("uniform", None)
+    response = api.patch(f"/api/campaigns/{pairwise.slug}/",
+                         {"allocation": "adaptive_ranking", "min_annotations_per_item": 0},
+                         format="json")
+    assert response.status_code == 200, response.json()
+    pairwise.refresh_from_db()
+    assert (pairwise.allocation, pairwise.min_annotations_per_item) == ("adaptive_ranking", 0)

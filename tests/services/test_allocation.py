@@ -8,10 +8,14 @@ from django.urls import reverse
 
 from campaigns.errors import NoWorkAvailable
 from campaigns.models import AllocationChange, Assignment, Campaign, Item
-from campaigns.services.allocation import allocations_update, campaign_allocate
+from campaigns.services.allocation import (
+    allocation_issues,
+    allocations_update,
+    campaign_allocate,
+)
 from campaigns.services.campaigns import campaign_update
 from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
-from tests.factories import PAIRWISE_SCHEMA, make_campaign
+from tests.factories import CONTINUATION_SCHEMA, PAIRWISE_SCHEMA, make_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -119,6 +123,42 @@ def test_adaptive_ranking_sends_work_to_the_least_certain_pair_and_records_the_s
         "uniform", "adaptive_ranking", 6)
     assert Assignment.objects.order_by("-id").values_list(
         "allocation", "allocation_epoch")[0] == ("adaptive_ranking", change.epoch)
+
+
+@pytest.mark.parametrize(("minimum", "next_item"), [(1, "p12b"), (0, "p23")])
+def test_a_minimum_of_0_lets_adaptive_ranking_skip_items_of_a_pair_already_compared(
+        owner, minimum, next_item):
+    campaign = make_campaign(owner=owner, schema=PAIRWISE_SCHEMA, annotations_per_item=3,
+                             allocation="adaptive_ranking", min_annotations_per_item=minimum,
+                             max_annotations_per_item=3)
+    items(campaign, [("p12a", ("s1", "s2")), ("p12b", ("s1", "s2")), ("p23", ("s2", "s3"))])
+    campaign_allocate(campaign=campaign)
+    answer = prefer({"p12a": [True], "p12b": [True], "p23": [True]})
+    assert work_once(campaign, "w0", answer) == ["p12a"]  # all at one half: the first id
+    campaign_allocate(campaign=campaign)
+    # By hand: s1 beat s2 once (1.5 to 0.5 with the prior), so their order is likelier right
+    # than that of s2 and s3, who never met (their strengths stay equal: one half). With a
+    # floor of one per item the unjudged item of the settled pair still goes first.
+    priority = dict(Item.objects.values_list("external_id", "priority"))
+    unjudged = {"p23": 1000.0, "p12b": 1000.0} if minimum else {
+        "p23": pytest.approx(0.5), "p12b": pytest.approx(priority["p12a"])}
+    assert {k: priority[k] for k in unjudged} == unjudged
+    assert priority["p12a"] < 0.5
+    assert work_once(campaign, "w1", answer) == [next_item]
+
+
+@pytest.mark.parametrize(("allocation", "issue"), [
+    ("adaptive_ranking", None),
+    ("dynamic_redundancy", "min_annotations_per_item: must be a whole number from 1 to 1000 "
+                           "(0, no per-item floor, only under adaptive_ranking)"),
+    ("adaptive_precision", "min_annotations_per_item: must be a whole number from 1 to 1000 "
+                           "(0, no per-item floor, only under adaptive_ranking)")])
+def test_a_minimum_of_0_is_valid_under_adaptive_ranking_only(allocation, issue):
+    schema = PAIRWISE_SCHEMA if allocation != "adaptive_precision" else CONTINUATION_SCHEMA
+    found = [f"{i.path}: {i.message}" for i in allocation_issues(
+        {"allocation": allocation, "min_annotations_per_item": 0,
+         "max_annotations_per_item": 3, "schema": schema})]
+    assert found == ([issue] if issue else [])
 
 
 def test_the_budget_stops_the_hand_out_and_a_raised_budget_reopens_it(owner, client,
