@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('campaigns', '0019_answer_provenance'),
+        ('campaigns', '0022_claim_first_item'),
     ]
 
     operations = [
