@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DATA = Path(os.environ.get("SHARED_DATA_DIR", "/work/shared")) / "realdata" / "story_rating"
 
-from campaigns.analysis.reliability import dawid_skene  # noqa: E402
+from campaigns.analysis.reliability import dawid_skene_accuracy  # noqa: E402
 from campaigns.analysis.worker_models import mace, reliability_table  # noqa: E402
 
 
@@ -48,9 +48,7 @@ def ours(data: pd.DataFrame, **options) -> pd.Series:
     items, _ = pd.factorize(data["task"])
     workers, names = pd.factorize(data["worker"])
     labels, _ = pd.factorize(data["label"], sort=True)
-    priors, confusion, _ = dawid_skene(items, workers, labels, **options)
-    k = np.arange(len(priors))
-    return pd.Series((confusion[:, k, k] * priors).sum(axis=1), index=names)
+    return pd.Series(dawid_skene_accuracy(items, workers, labels, **options), index=names)
 
 
 def crowdkit_reliability(model, data: pd.DataFrame) -> pd.Series:

@@ -117,6 +117,21 @@ def categorical_parts(frame: pd.DataFrame):
         yield group
 
 
+def dawid_skene_accuracy(items: np.ndarray, workers: np.ndarray, labels: np.ndarray,
+                         **options) -> np.ndarray:
+    """Each worker's Dawid-Skene probability of giving the true label, sum_k prior_k *
+    confusion[k, k], from `dawid_skene(items, workers, labels, **options)`; with `groups`
+    (stacked resamples), the priors of the worker's own group."""
+    priors, confusion, _ = dawid_skene(items, workers, labels, **options)
+    groups = options.get("groups")
+    if groups is not None:
+        worker_group = np.zeros(workers.max() + 1, dtype=int)
+        worker_group[workers] = groups[items]
+        priors = priors[worker_group]
+    diagonal = np.arange(confusion.shape[-1])
+    return (confusion[:, diagonal, diagonal] * priors).sum(axis=1)
+
+
 def worker_reliability(frame: pd.DataFrame) -> pd.DataFrame:
     """Per worker: the Dawid-Skene probability of giving the true label, sum_k prior_k *
     confusion[k, k], per categorical part (nominal, or ordinal with at most MAX_CLASSES
@@ -127,9 +142,7 @@ def worker_reliability(frame: pd.DataFrame) -> pd.DataFrame:
         item_codes, _ = pd.factorize(group["item"])
         worker_codes, names = pd.factorize(group["worker"])
         label_codes, _ = pd.factorize(group["value"].astype(str), sort=True)
-        priors, confusion, _ = dawid_skene(item_codes, worker_codes, label_codes)
-        accuracy = (confusion[:, np.arange(len(priors)), np.arange(len(priors))] * priors).sum(
-            axis=1)
+        accuracy = dawid_skene_accuracy(item_codes, worker_codes, label_codes)
         counts = np.bincount(worker_codes, minlength=len(names))
         per_part.append(pd.DataFrame({"worker": names, "accuracy": accuracy, "n": counts}))
     if not per_part:

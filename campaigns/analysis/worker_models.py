@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import digamma
 
-from .reliability import categorical_parts, dawid_skene
+from .reliability import categorical_parts, dawid_skene_accuracy
 
 # A reliability is a proportion: from 20 labels its standard error is at most
 # sqrt(0.25 / 20) = 0.11, a 95% interval about +-0.22; below that the figure mostly says what
@@ -95,9 +95,7 @@ def _fit(model: str, items, workers, labels, n_classes: int):
     likelihood) of the symmetric start and MACE_STARTS - 1 random ones (one start above
     MACE_STARTS_UP_TO ratings)."""
     if model == "dawid_skene":
-        priors, confusion, _ = dawid_skene(items, workers, labels)
-        diagonal = np.arange(len(priors))
-        return (confusion[:, diagonal, diagonal] * priors).sum(axis=1), None
+        return dawid_skene_accuracy(items, workers, labels), None
     best = None
     for init in _mace_starts(workers.max() + 1, n_classes,
                              MACE_STARTS if len(items) <= MACE_STARTS_UP_TO else 1):
@@ -196,12 +194,8 @@ def _fit_resamples(model: str, items, workers, labels, groups, k: int, start) ->
     for Dawid-Skene; MACE restarted from the point estimate, so that the interval is around
     that optimum), until the posteriors move less than DRAW_TOLERANCE."""
     if model == "dawid_skene":
-        priors, confusion, _ = dawid_skene(items, workers, labels, tolerance=DRAW_TOLERANCE,
-                                           groups=groups, n_classes=k)
-        diagonal = np.arange(k)
-        worker_group = np.zeros(workers.max() + 1, dtype=int)
-        worker_group[workers] = groups[items]
-        return (confusion[:, diagonal, diagonal] * priors[worker_group]).sum(axis=1)
+        return dawid_skene_accuracy(items, workers, labels, tolerance=DRAW_TOLERANCE,
+                                    groups=groups, n_classes=k)
     return mace(items, workers, labels, init=start, n_classes=k, tolerance=DRAW_TOLERANCE)[2]
 
 

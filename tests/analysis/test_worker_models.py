@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 from scipy.special import digamma
 
-from campaigns.analysis.reliability import dawid_skene, worker_reliability
+from campaigns.analysis.reliability import dawid_skene_accuracy, worker_reliability
 from campaigns.analysis.worker_models import MIN_LABELS, mace, reliability_table
 from tests.analysis.test_realdata import STORY_DIR, _story_ratings
 from tests.shared_data import require
@@ -59,9 +59,7 @@ def _ours(data: pd.DataFrame, **options) -> pd.Series:
     items, _ = pd.factorize(data["task"])
     workers, names = pd.factorize(data["worker"])
     labels, _ = pd.factorize(data["label"], sort=True)
-    priors, confusion, _ = dawid_skene(items, workers, labels, **options)
-    k = np.arange(len(priors))
-    return pd.Series((confusion[:, k, k] * priors).sum(axis=1), index=names)
+    return pd.Series(dawid_skene_accuracy(items, workers, labels, **options), index=names)
 
 
 def test_dawid_skene_with_crowdkits_settings_matches_crowdkits_algorithm_on_real_ratings():
