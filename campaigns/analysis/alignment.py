@@ -12,7 +12,7 @@ from scipy import stats
 from . import N_BOOT
 from .agreement import alpha_from_counts, bootstrap_alphas, value_counts
 from .judges import consensus_values, human_consensus
-from .system_level import pearson_rows, system_correlation_intervals
+from .system_level import pearson_rows, percentile_interval, system_correlation_intervals
 
 KEYS = ["question", "part"]
 FIGURES = ["exact", "kappa", "kappa_weighted", "kappa_quadratic", "alpha", "pearson", "spearman",
@@ -228,14 +228,6 @@ def _table_kendall(table, rows, cols, n) -> np.ndarray:
                         np.nan)
 
 
-def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
-    values = values[np.isfinite(values)]
-    if len(values) < 2:
-        return None, None
-    low, high = np.percentile(values, [2.5, 97.5])
-    return float(low), float(high)
-
-
 def _number(value) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
@@ -275,9 +267,9 @@ def align(pairs: pd.DataFrame, level: str, *, n_boot: int = N_BOOT, seed: int = 
         boot = _resampled_figures(hc, jc, categories, level, n_boot=n_boot, seed=seed,
                                   kendall=n <= MAX_KENDALL_BOOTSTRAP)
         for name, values in boot.items():
-            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = _interval(values)
+            row[f"{name}_ci_low"], row[f"{name}_ci_high"] = percentile_interval(values)
         if alpha is not None:
-            row["alpha_ci_low"], row["alpha_ci_high"] = _interval(
+            row["alpha_ci_low"], row["alpha_ci_high"] = percentile_interval(
                 bootstrap_alphas(counts, domain, level, n_boot=n_boot, seed=seed))
     if numeric:
         top = max(hv.max(), jv.max())

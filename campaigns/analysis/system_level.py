@@ -56,7 +56,9 @@ def _kendall_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
             untied_x.astype(float) * untied_y), np.nan)
 
 
-def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
+def percentile_interval(values: np.ndarray) -> tuple[float | None, float | None]:
+    """The 95% percentile interval of resampled figures, leaving out the undefined ones;
+    none from fewer than two."""
     values = values[np.isfinite(values)]
     if len(values) < 2:
         return None, None
@@ -78,7 +80,7 @@ def system_correlation_intervals(systems: np.ndarray, human: np.ndarray, judge: 
                "kendall": _kendall_rows(h, j)}
     out = {}
     for name, values in figures.items():
-        low, high = _interval(values)
+        low, high = percentile_interval(values)
         out[f"system_{name}_boot_ci_low"], out[f"system_{name}_boot_ci_high"] = low, high
     return out
 
