@@ -105,7 +105,9 @@ def split_half_ceiling(systems: np.ndarray, values: np.ndarray, *, splits: int =
     if keep.sum() < MIN_SYSTEMS:
         return None
     rng = np.random.default_rng(seed)
-    groups = [values[codes == s] for s in np.flatnonzero(keep)]
+    # Sorted first, so that the splits depend on the values and not on the order the rows
+    # were read in (the database gives no order): the same data, the same figure.
+    groups = [np.sort(values[codes == s]) for s in np.flatnonzero(keep)]
     halves = np.empty((splits, 2, len(groups)))
     for g, group in enumerate(groups):
         cut = (len(group) + 1) // 2

@@ -79,6 +79,14 @@ def test_split_half_ceiling_matches_an_independent_average_over_random_splits():
     assert ours["systems"] == 24 and ours["split_low"] < ours["split_half_r"] < ours["split_high"]
 
 
+def test_split_half_ceiling_does_not_depend_on_the_order_of_the_rows():
+    # The database returns rows in no set order: the same data must give the same figure.
+    pairs = _totals()
+    shuffled = pairs.sample(frac=1, random_state=7)
+    assert split_half_ceiling(pairs["system"].to_numpy(), pairs["value_human"].to_numpy()) == \
+        split_half_ceiling(shuffled["system"].to_numpy(), shuffled["value_human"].to_numpy())
+
+
 def test_a_simulated_human_ceiling_bounds_what_a_perfect_judge_reaches():
     # 12 systems, 20 items each, one human with noise sd 1 around system means of sd 0.3:
     # a judge that knew the true means correlates with the human's means at about the
