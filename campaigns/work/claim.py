@@ -209,13 +209,16 @@ def new_row_json(instance: Model) -> str:
     (defaults, auto_now), as the JSON object PostgreSQL's jsonb_populate_record reads (the
     database functions insert rows with it, whatever the table's column order)."""
     row = {}
+    # The connection itself, not the `connection` proxy, which looks it up again on every
+    # attribute the fields read from it.
+    database = connections[DEFAULT_DB_ALIAS]
     for field in type(instance)._meta.concrete_fields:
         if field.primary_key:
             continue
         value = field.pre_save(instance, True)
         # JSON columns go in as JSON; the rest as the ORM would send them.
         row[field.column] = (value if isinstance(field, JSONField)
-                             else field.get_db_prep_save(value, connection))
+                             else field.get_db_prep_save(value, database))
     return json.dumps(row, default=_json_value)
 
 

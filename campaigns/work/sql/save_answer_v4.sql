@@ -1,6 +1,7 @@
 -- Saving an answer: campaigns_save_answer stores one item's answers in one call (version 4:
--- the rules of version 3 in fewer statements, and the full-campaign check's probe walks the
--- open items' index from its far end; version 3: a repeat also adds to the free-text
+-- the rules of version 3 in fewer statements: the full-campaign check is skipped when the
+-- saved item itself still has a free slot, and its probe walks the open items' index from its
+-- far end; version 3: a repeat also adds to the free-text
 -- answers' provenance; version 2: a repeat adds to the time on task instead of replacing it).
 -- Called by campaigns/work/answers.py (_save_in_database) after the answers are validated.
 --
@@ -84,6 +85,7 @@ DECLARE
     v_id bigint;
     v_created timestamptz;
     v_handed integer;
+    v_item_open boolean;  -- this (regular) item still has a free slot
 BEGIN
     -- The lock: an expiry or return must not free this item's slot while the answer is
     -- saved (annotations_done would pass slots_taken), two saves of the same item (double
@@ -110,7 +112,8 @@ BEGIN
     IF v_id IS NOT NULL THEN
         IF p_count THEN  -- control items hold no slot: their counter stays 0
             UPDATE campaigns_item SET annotations_done = annotations_done + 1
-             WHERE id = p_item;
+             WHERE id = p_item
+            RETURNING slots_taken < slots_wanted INTO v_item_open;
         END IF;
     ELSE  -- saved before: the answers change, the counter does not
         UPDATE campaigns_annotation an
@@ -144,7 +147,9 @@ BEGIN
                                            WHERE an.assignment_id = ai.assignment_id
                                              AND an.item_id = ai.item_id));
     GET DIAGNOSTICS v_handed = ROW_COUNT;
-    IF v_handed = 1 THEN
+    -- A campaign with an item that has a free slot is not full: when this save's item has
+    -- one, the campaign-wide check has nothing to find.
+    IF v_handed = 1 AND NOT coalesce(v_item_open, false) THEN
         PERFORM campaigns_close_if_full(v_campaign, p_now);
     END IF;
     -- The result row from the variables (RETURN NEXT), not a query.
