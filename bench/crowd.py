@@ -175,10 +175,37 @@ def adaptive_against_uniform(owner, uniform: Campaign, args, submitted: list) ->
     return verify(adaptive, adaptive_submitted)
 
 
+BEFORE_SCHEMA = "bench_before"  # the code before's database functions, under --before-sql
+
+
+def install_before_sql(before: Path, units: str) -> None:
+    """The database functions of the code before (`claim:3,save_answer:3`: the files of its
+    campaigns/work/sql) in a schema of their own, which the before server's sessions search
+    first (PGOPTIONS), so that both servers run their own SQL over the same tables."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {BEFORE_SCHEMA} CASCADE")
+        cursor.execute(f"CREATE SCHEMA {BEFORE_SCHEMA}")
+        cursor.execute(f"SET search_path = {BEFORE_SCHEMA}, public")
+        try:
+            for unit in filter(None, units.split(",")):
+                name, version = unit.split(":")
+                sql = before / "campaigns" / "work" / "sql" / f"{name}_v{int(version)}.sql"
+                cursor.execute(sql.read_text(encoding="utf-8"))
+        finally:
+            cursor.execute("SET search_path = public")
+
+
+def drop_before_sql() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP SCHEMA IF EXISTS {BEFORE_SCHEMA} CASCADE")
+
+
 def start_gunicorn(port: int, workers: int, threads: int = 1,
-                   root: Path = ROOT) -> subprocess.Popen:
-    """gunicorn serving the checkout at `root` (this one, or another for before/after runs)."""
+                   root: Path = ROOT, before_sql: bool = False) -> subprocess.Popen:
+    """gunicorn serving the checkout at `root` (this one, or another for before/after runs);
+    `before_sql`: its sessions find the functions of install_before_sql first."""
     env = {**os.environ, "PYTHONPATH": str(root), "DEBUG": "false",
+           **({"PGOPTIONS": f"-c search_path={BEFORE_SCHEMA},public"} if before_sql else {}),
            "SECRET_KEY": "bench-" + "x" * 50,
            "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false",
            "RATELIMIT_ENABLED": "false", "CONN_MAX_AGE": "600",
@@ -644,8 +671,11 @@ def compare(args, owner) -> bool:
     n = max(int(x) for x in args.n.split(","))
     one = make_campaign(owner, "bench-crowd", args.items)
     multi = make_campaign(owner, "bench-crowd-multi", args.items, per_assignment=args.multi)
+    if args.before_sql:
+        install_before_sql(Path(args.compare).resolve(), args.before_sql)
     servers = {"before": (start_gunicorn(args.port + 1, args.workers, args.threads,
-                                         root=Path(args.compare).resolve()), args.port + 1),
+                                         root=Path(args.compare).resolve(),
+                                         before_sql=bool(args.before_sql)), args.port + 1),
                "after": (start_gunicorn(args.port, args.workers, args.threads), args.port)}
     shares: dict = defaultdict(list)
     per_item: dict = defaultdict(list)
@@ -667,6 +697,8 @@ def compare(args, owner) -> bool:
     finally:
         for proc, _ in servers.values():
             stop_gunicorn(proc)
+        if args.before_sql:
+            drop_before_sql()
     ratios = [a / b for a, b in zip(shares["after"], shares["before"], strict=True)]
     print(f"\nbefore vs after, {args.blocks} alternating blocks at N={n} (shared machine):")
     for label in ("before", "after"):
@@ -703,6 +735,11 @@ def main() -> int:
                         help="another checkout (the code before): alternate blocks of before "
                              "and after instead of the runs above")
     parser.add_argument("--blocks", type=int, default=4, help="blocks of --compare")
+    parser.add_argument("--before-sql", default="",
+                        help="with --compare: the code before's database functions, e.g. "
+                             "claim:3,save_answer:3 (files of its campaigns/work/sql), which its "
+                             "server then runs instead of the ones this checkout's migrations "
+                             "installed")
     parser.add_argument("--follow-done", action="store_true",
                         help="GET the done page after a redirect to it, as a browser does (the "
                              "flow with one request per answered item gets it with the save)")

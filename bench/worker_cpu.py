@@ -15,7 +15,9 @@ of this process (time.process_time: Python + driver, not
 PostgreSQL's), the wall time (with PostgreSQL's) and the number of SQL queries per request
 kind, and the claim's wall time per block of flows (the worker's history grows by one
 assignment per flow; "never the same item twice" must not get slower with it).
-`--profile` prints the top of a cProfile.
+`--profile` prints the top of a cProfile; `--backend` adds the CPU time of this session's
+PostgreSQL server process (its /proc schedstat) per request kind and, with `--statements`,
+per statement.
 """
 from __future__ import annotations
 
@@ -63,26 +65,38 @@ class Meter:
         self.claims: list[float] = []  # wall seconds of each claim, in order
         self.kind = ""
         self.show = False
-        self.statements: dict = defaultdict(lambda: [0, 0.0])  # (kind, SQL) -> [count, wall s]
+        # (kind, SQL) -> [count, wall seconds, backend CPU seconds]
+        self.statements: dict = defaultdict(lambda: [0, 0.0, 0.0])
+        self.backend = defaultdict(float)  # PostgreSQL backend CPU seconds per request kind
+        self.backend_pid = 0  # set by --backend: this session's server process, on this machine
 
     def __call__(self, execute, sql, params, many, context):
         self.queries[self.kind] += 1
         if self.show:
             print(f"  [{self.kind}] {sql[:400]}")
-        started = time.perf_counter()
+        started, backend = time.perf_counter(), self.backend_cpu()
         try:
             return execute(sql, params, many, context)
         finally:
             entry = self.statements[(self.kind, " ".join(sql.split())[:150])]
             entry[0] += 1
             entry[1] += time.perf_counter() - started
+            entry[2] += self.backend_cpu() - backend
+
+    def backend_cpu(self) -> float:
+        """CPU seconds the PostgreSQL backend has run so far (ns-precise schedstat), or 0."""
+        if not self.backend_pid:
+            return 0.0
+        with open(f"/proc/{self.backend_pid}/schedstat") as stat:
+            return int(stat.read().split()[0]) / 1e9
 
     def request(self, kind, call, *args, **kwargs):
         self.kind = kind
-        started, clock = time.process_time(), time.perf_counter()
+        started, clock, backend = time.process_time(), time.perf_counter(), self.backend_cpu()
         response = call(*args, **kwargs)
         wall = time.perf_counter() - clock
         self.cpu[kind] += time.process_time() - started
+        self.backend[kind] += self.backend_cpu() - backend
         self.wall[kind] += wall
         self.count[kind] += 1
         if kind == "claim":
@@ -135,6 +149,9 @@ def main() -> int:
     parser.add_argument("--sql", action="store_true", help="print the SQL of one flow first")
     parser.add_argument("--statements", action="store_true",
                         help="print each statement's mean wall time (round trip + server)")
+    parser.add_argument("--backend", action="store_true",
+                        help="also the PostgreSQL backend's CPU per request kind and statement "
+                             "(its /proc schedstat: the server must run on this machine)")
     args = parser.parse_args()
     call_command("migrate", verbosity=0)
     owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
@@ -150,6 +167,10 @@ def main() -> int:
         with connection.execute_wrapper(shown):
             flow(client, shown, worker, -1)
     meter = Meter()
+    if args.backend:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            meter.backend_pid = cursor.fetchone()[0]
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     with connection.execute_wrapper(meter):
         Worker(client, meter, campaign.slug)  # the study link, measured apart
@@ -169,7 +190,9 @@ def main() -> int:
         total_q += meter.queries[kind] / n
         print(f"  {kind:<7} {1000 * meter.cpu[kind] / n:6.2f} ms CPU  "
               f"{1000 * meter.wall[kind] / n:6.2f} ms wall  "
-              f"{meter.queries[kind] / n:5.2f} queries")
+              f"{meter.queries[kind] / n:5.2f} queries"
+              + (f"  PostgreSQL backend {1000 * meter.backend[kind] / n:5.2f} ms CPU"
+                 if args.backend else ""))
     print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {1000 * total_wall:6.2f} ms wall  "
           f"{total_q:5.2f} queries  (requests counted per kind above)")
     entry = crowd.ENTRY
@@ -185,11 +208,13 @@ def main() -> int:
         print("  statements by total wall time (one client: round trip + PostgreSQL's time):")
         ranked = sorted(meter.statements.items(), key=lambda kv: -kv[1][1])
         texts = {name: text for text, (name, _) in prepared._TEXT.items()}
-        for (kind, sql), (count, wall) in ranked[:25]:
+        for (kind, sql), (count, wall, backend) in ranked[:25]:
             name = sql.split("(")[0].removeprefix("EXECUTE ").strip()
             sql = " ".join(texts.get(name, sql).split())[:150]
             print(f"    {kind:<6} {count / max(meter.count[kind], 1):4.1f}x "
-                  f"{1000 * wall / count:6.3f} ms  {sql}")
+                  f"{1000 * wall / count:6.3f} ms"
+                  + (f" (backend CPU {1000 * backend / count:6.3f} ms)" if args.backend else "")
+                  + f"  {sql}")
     if args.statements:
         with connection.cursor() as cursor:
             cursor.execute("SELECT name, generic_plans, custom_plans FROM pg_prepared_statements")

@@ -2,7 +2,7 @@
 
 There is one way in: annotation_submit. It reads the assignment and the item (one query),
 validates the answers against the campaign's schema, and stores them with one call of
-campaigns_save_answer (sql/save_answer_v3.sql), which also hands the assignment in when the
+campaigns_save_answer (sql/save_answer_v4.sql), which also hands the assignment in when the
 answer was the last one missing.
 """
 from __future__ import annotations

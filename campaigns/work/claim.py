@@ -1,7 +1,7 @@
 """Claiming work: the worker's open assignment, or a new one from campaigns_claim.
 
 The pick itself (k, by priority then least-filled first, no repeats, the per-worker cap,
-locking) is one database function, campaigns/work/sql/claim_v3.sql; this module checks the
+locking) is one database function, campaigns/work/sql/claim_v4.sql; this module checks the
 request, picks the control items (they hold no slot, so they need no lock), calls the
 function and turns its outcome into an Assignment or an error. A new assignment comes with
 its first item's page (`first_page`), read by the same call.
@@ -132,7 +132,7 @@ def _claim_retrying_deadlocks(campaign: Campaign, worker: Worker, now: datetime,
 def _claim_in_database(campaign: Campaign, worker: Worker, now: datetime,
                        platform_ids: dict, may_resume=None,
                        size: int | None = None) -> Assignment:
-    """The claim as one call of campaigns_claim (sql/claim_v3.sql): lock the worker, resume
+    """The claim as one call of campaigns_claim (sql/claim_v4.sql): lock the worker, resume
     an open assignment, check the cap, pick and lock the items, take their slots, insert
     the assignment and read its first item, each step seeing what committed before it.
 
@@ -209,13 +209,16 @@ def new_row_json(instance: Model) -> str:
     (defaults, auto_now), as the JSON object PostgreSQL's jsonb_populate_record reads (the
     database functions insert rows with it, whatever the table's column order)."""
     row = {}
+    # The connection itself, not the `connection` proxy, which looks it up again on every
+    # attribute the fields read from it.
+    database = connections[DEFAULT_DB_ALIAS]
     for field in type(instance)._meta.concrete_fields:
         if field.primary_key:
             continue
         value = field.pre_save(instance, True)
         # JSON columns go in as JSON; the rest as the ORM would send them.
         row[field.column] = (value if isinstance(field, JSONField)
-                             else field.get_db_prep_save(value, connection))
+                             else field.get_db_prep_save(value, database))
     return json.dumps(row, default=_json_value)
 
 

@@ -70,7 +70,7 @@ def handed_in(assignment: Assignment) -> None:
 def campaign_close_if_full(*, campaign_id: int) -> bool:
     """Close a live campaign whose regular items all have their annotations; True if closed.
 
-    The rule is the database function campaigns_close_if_full (sql/save_answer_v3.sql),
+    The rule is the database function campaigns_close_if_full (sql/save_answer_v4.sql),
     which the last answer's save also runs when it hands an assignment in.
     """
     with connection.cursor() as cursor:

@@ -315,3 +315,33 @@ def test_a_judge_import_scores_control_items_as_a_workers_save_does(owner):
                                               JudgmentRow(2, "fail", "judge", ones)])
     outcomes = dict(Annotation.objects.values_list("item__external_id", "control_passed"))
     assert outcomes == {"pass": True, "fail": False}
+
+
+
+def test_a_campaign_closes_at_the_hand_in_of_its_last_annotation_whatever_the_order(owner):
+    """k=2, two items, one-item assignments: a hand-in whose item still has a free slot, and
+    hand-ins whose item is full while the other item still lacks an answer, leave the
+    campaign live; the hand-in of the last annotation closes it."""
+    campaign = make_campaign(owner=owner, annotations_per_item=2, items_per_assignment=1)
+    make_items(campaign, 2)
+
+    def claim(name):
+        worker = worker_get_or_create(campaign=campaign, platform="link", platform_id=name)
+        return assignment_claim(campaign=campaign, worker=worker)
+
+    def item_of(assignment):
+        return assignment.slots.get().item_id
+
+    def live_after(assignment):
+        assert save(assignment).handed_in
+        campaign.refresh_from_db()
+        return campaign.status == "live"
+
+    first_a = claim("w0")
+    assert live_after(first_a)  # its item has a free slot
+    first_b, second_a, second_b = claim("w1"), claim("w2"), claim("w3")  # least-filled first
+    assert item_of(second_a) == item_of(first_a) != item_of(first_b) == item_of(second_b)
+    assert live_after(second_a)  # every slot taken, the other item not yet answered
+    assert live_after(first_b)
+    assert not live_after(second_b)
+    assert campaign.status == "closed"
