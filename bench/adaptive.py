@@ -13,7 +13,10 @@ unused real judgment of that item with `annotation_submit` (so the pick, the loc
 the product's). Under an adaptive strategy the allocation job (`campaign_allocate`) runs
 every --every judgments, as Celery beat would; uniform allocation never runs it. A replay goes
 on until the data run out, and the judgments needed are the first count after which the
-conclusion matches the full data's at every later check (every --check judgments):
+conclusion matches the full data's at every later check (every --check judgments; 1, a
+check after every judgment, is the finer measurement: 10 rounds small counts up to the
+next ten). bench/adaptive_copy.py is a copy of the replay outside the database, to try an
+allocation rule quickly before replaying it here:
 
 - compqa (pairwise, adaptive_ranking): the CompQA expert scores (comparative_rubric/,
   small_dataset_hum_evaluation.tsv), scenario 1 of the six LLMs and the human summaries
