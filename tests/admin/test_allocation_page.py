@@ -14,7 +14,7 @@ from campaigns.services.campaigns import campaign_update
 from tests.analysis.test_allocation_design import work_once
 from tests.factories import make_campaign
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager", "few_resamples")]
 
 
 def _page(client, campaign):
