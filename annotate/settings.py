@@ -11,6 +11,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from annotate import embedded_db
+from campaigns.analysis import N_BOOT
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -284,6 +285,12 @@ STATISTICS_STALE_SECONDS = env.int("STATISTICS_STALE_SECONDS", default=900)
 # computation while new, edited and deleted annotations are at most this share of the ones it
 # was computed from (campaigns/services/statistics_reuse.py); 0: only when nothing changed.
 STATISTICS_REFRESH_FRACTION = env.float("STATISTICS_REFRESH_FRACTION", default=0.02)
+# Bootstrap resamples behind every 95% interval of the cached statistics and the report
+# (campaigns/selectors/provenance.py reads it; the report's provenance states it). Fewer make
+# the intervals' ends noisier, never wrong in kind; the result records the count used.
+STATISTICS_RESAMPLES = env.int("STATISTICS_RESAMPLES", default=N_BOOT)
+if STATISTICS_RESAMPLES < 1:
+    raise ImproperlyConfigured("STATISTICS_RESAMPLES must be 1 or more.")
 # The niceness (0-19) a Celery process computing statistics runs at, below the web processes.
 STATISTICS_NICE = env.int("STATISTICS_NICE", default=10)
 # The memory a statistics computation may use (MB): a campaign whose estimate is over it is

@@ -54,6 +54,14 @@ def _fresh_rate_limits():
 
 
 @pytest.fixture
+def few_resamples(settings):
+    """The cached statistics and report from 50 resamples (STATISTICS_RESAMPLES), for tests of
+    what the pages and jobs do with the figures: they show 50 resamples' intervals as they
+    show 1,000's."""
+    settings.STATISTICS_RESAMPLES = 50
+
+
+@pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user("alice", "alice@example.org", "pw-alice-123")
 

@@ -18,6 +18,7 @@ from django.urls import NoReverseMatch, reverse
 
 from annotate.http.outage import retry_later
 
+from ..analysis.allocation_design import design_note, period_rows
 from ..errors import ServiceError
 from ..importing import ImportRejected
 from ..models import Campaign, ImportJob, Worker
@@ -218,7 +219,8 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         alignment_ceiling=_alignment(statistics["human_ceiling"]),
         error_spans=_error_spans(statistics, campaign),
         exclude_flagged=exclude, chosen_item=chosen, side_by_side=side_by_side,
-        preference=_preference(statistics), ties=ties or "", tie_models=TIE_MODELS, style=style,
+        preference=_preference(statistics), allocation=_allocation(statistics, campaign),
+        ties=ties or "", tie_models=TIE_MODELS, style=style,
         side_by_side_judges=statistics["counts"]["judges"],
         upload_url=_url("admin:campaigns_campaign_judgments", campaign),
         export_url=_url("admin:campaigns_campaign_export", campaign),
@@ -226,6 +228,19 @@ def campaign_statistics_view(request: HttpRequest, campaign: Campaign) -> HttpRe
         **_bounded_tables(statistics, campaign, chosen),
         **figures_context(cached, statistics),
     ))
+
+
+def _allocation(statistics: dict, campaign: Campaign) -> dict | None:
+    """The allocation design the figures assume, in the report's wording (allocation_design.py):
+    per strategy in force its share, epochs, what stays valid and what it biases, and the
+    periods in epoch order; with no annotations yet, the current strategy's note. None for
+    figures computed before the statistics recorded the design."""
+    strategies = statistics.get("allocation_design")
+    if strategies is None:
+        return None
+    return {"strategies": strategies,
+            "periods": period_rows(statistics.get("allocation_periods", [])),
+            "note": "" if strategies else design_note([], current=campaign.allocation)}
 
 
 def _bounded_tables(statistics: dict, campaign: Campaign, chosen: str) -> dict:

@@ -118,6 +118,13 @@ def design_assumptions(counts: Mapping[tuple[str, int | None], int]) -> list[dic
     return list(out.values())
 
 
+def period_rows(periods: list[dict]) -> list[dict]:
+    """design_periods' rows as a page lists them: each with its strategy's label and its
+    epochs ("2-5"; "" for annotations that recorded none)."""
+    return [{**p, "label": _design(p["allocation"]).label,
+             "epochs": "" if p["first_epoch"] is None else _epochs(p)} for p in periods]
+
+
 def design_note(assumptions: list[dict], *, current: str, changes: int = 0,
                 stopped: str = "") -> str:
     """The report's paragraph on the allocation design: per strategy the annotations came

@@ -6,7 +6,7 @@ from collections import Counter
 from typing import Literal
 
 from ..analysis.answer_provenance import FLAGS, answer_flags, flag_counts
-from ..models import Annotation, Campaign, Worker
+from ..models import Annotation, Campaign, QualificationAnswer, Worker
 
 __all__ = ["provenance_flag_counts", "worker_free_text"]
 
@@ -20,16 +20,20 @@ def provenance_flag_counts(*, campaign: Campaign, by: Literal["assignment", "wor
 
 
 def worker_free_text(*, worker: Worker) -> list[dict]:
-    """Each recorded free-text answer of the worker, oldest first: the item, the answer's path,
-    its record, the seconds from focus to save, and the flags it raises (their words)."""
-    out = []
+    """Each recorded free-text answer of the worker, their qualification test's first (it came
+    first), then their annotations', oldest first: the annotation (None for a test answer), the
+    item, the answer's path, its record, the seconds from focus to save, and the flags it
+    raises (their words)."""
+    tests = (QualificationAnswer.objects.filter(qualification__worker=worker)
+             .exclude(provenance={}).select_related("item").order_by("created_at", "id"))
     annotations = (Annotation.objects.filter(worker=worker).exclude(provenance={})
                    .select_related("item").order_by("created_at", "id"))
-    for annotation in annotations:
-        for path, record in sorted(annotation.provenance.items()):
-            if not isinstance(record, dict):
-                continue
-            out.append({"annotation": annotation, "item": annotation.item, "path": path,
-                        "record": record, "seconds": round(record.get("ms", 0) / 1000, 1),
-                        "flags": [FLAGS[f] for f in answer_flags(record)]})
-    return out
+    return ([row for answer in tests for row in _rows(answer, None)]
+            + [row for annotation in annotations for row in _rows(annotation, annotation)])
+
+
+def _rows(answer: Annotation | QualificationAnswer, annotation: Annotation | None) -> list[dict]:
+    return [{"annotation": annotation, "item": answer.item, "path": path, "record": record,
+             "seconds": round(record.get("ms", 0) / 1000, 1),
+             "flags": [FLAGS[f] for f in answer_flags(record)]}
+            for path, record in sorted(answer.provenance.items()) if isinstance(record, dict)]

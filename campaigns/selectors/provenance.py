@@ -6,12 +6,19 @@ import hashlib
 import json
 from importlib import metadata
 
+from django.conf import settings
+
 from ..analysis import N_BOOT
 from ..models import Annotation, Campaign
 
 # Every resampling in campaigns/analysis draws from numpy's default_rng(seed) with this seed.
 BOOTSTRAP_SEED = 0
 CHUNK = 5_000
+
+
+def statistics_resamples() -> int:
+    """The resamples of a full computation of the cached statistics and of the report."""
+    return int(getattr(settings, "STATISTICS_RESAMPLES", N_BOOT))
 
 
 def product_version() -> str:
@@ -38,6 +45,6 @@ def annotations_digest(*, campaign: Campaign) -> dict:
 
 def report_provenance(*, campaign: Campaign, options: dict) -> dict:
     return {"product": "annotate", "version": product_version(), "options": options,
-            "bootstrap": {"resamples": N_BOOT, "seed": BOOTSTRAP_SEED,
+            "bootstrap": {"resamples": statistics_resamples(), "seed": BOOTSTRAP_SEED,
                           "generator": "numpy.random.default_rng (PCG64)"},
             "annotations": annotations_digest(campaign=campaign)}

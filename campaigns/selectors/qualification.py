@@ -17,7 +17,7 @@ __all__ = ["QUALIFICATION_COLUMNS", "qualification_counts", "qualification_csv",
 QUALIFICATION_COLUMNS = [
     "qualification", "platform", "participant_id", "status", "correct", "total", "score",
     "pass_mark", "group", "carried_from_campaign", "started_at", "finished_at", "position",
-    "item", "answer_correct", "seconds_spent", "answers",
+    "item", "answer_correct", "seconds_spent", "answers", "provenance",
 ]
 
 
@@ -41,7 +41,8 @@ def _iso(value) -> str | None:
 def qualification_rows(*, campaign: Campaign) -> list[dict]:
     """One row per answer given in the campaign's tests (QUALIFICATION_COLUMNS), in the order
     the tests started; a test without answers here (carried over, or just begun) is one row
-    with empty answer columns."""
+    with empty answer columns. `provenance` is how each free-text answer was written, as on an
+    annotation (None when the page recorded nothing)."""
     tests = list(Qualification.objects.filter(campaign=campaign)
                  .select_related("worker", "carried_from__campaign").order_by("started_at", "id"))
     answers: dict[int, list[QualificationAnswer]] = {}
@@ -59,10 +60,11 @@ def qualification_rows(*, campaign: Campaign) -> list[dict]:
                                       if test.carried_from else None),
             "started_at": _iso(test.started_at), "finished_at": _iso(test.finished_at)}
         empty = {"position": None, "item": None, "answer_correct": None,
-                 "seconds_spent": None, "answers": None}
+                 "seconds_spent": None, "answers": None, "provenance": None}
         rows += [{**head, "position": a.position, "item": a.item.external_id,
                   "answer_correct": a.correct, "seconds_spent": a.seconds_spent,
-                  "answers": a.answers} for a in answers.get(test.pk, [])] or [{**head, **empty}]
+                  "answers": a.answers, "provenance": a.provenance or None}
+                 for a in answers.get(test.pk, [])] or [{**head, **empty}]
     return rows
 
 

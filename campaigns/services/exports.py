@@ -219,6 +219,7 @@ def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
     built from them) to a text stream in the job's analysis format."""
     from ..exporting.analysis import write_soft_labels, write_statistics
     from ..selectors.analysis import campaign_statistics, evaluation_report
+    from ..selectors.provenance import statistics_resamples
 
     if job.format == ExportJob.Format.SOFT_LABELS:
         from ..selectors.analysis.disagreement import SOFT_LABEL_COLUMNS, soft_label_records
@@ -228,7 +229,8 @@ def write_analysis(*, job: ExportJob, stream: TextIO) -> None:
             SOFT_LABEL_COLUMNS, stream)
         return
     statistics = campaign_statistics(
-        campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")))
+        campaign=job.campaign, exclude_flagged=bool(job.options.get("exclude_flagged")),
+        n_boot=statistics_resamples())
     report = ({} if job.format == ExportJob.Format.ANALYSIS_CSV
               else evaluation_report(campaign=job.campaign, statistics=statistics))
     write_statistics(statistics, report, fmt=job.format, stream=stream)

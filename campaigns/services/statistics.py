@@ -26,6 +26,7 @@ from ..jobs import dispatch
 from ..jobs.kinds import STATISTICS
 from ..jobs.lifecycle import JobFailed, job_enqueue, job_run
 from ..models import Annotation, Campaign, StatisticsResult
+from ..selectors.provenance import statistics_resamples
 from . import statistics_reuse as reuse
 
 logger = logging.getLogger(__name__)
@@ -218,8 +219,10 @@ def _figures(kind: str, statistics: dict | None) -> list[dict] | None:
 
 
 def _statistics(campaign: Campaign, options: dict, **computation) -> tuple[dict, dict]:
+    """The statistics; in full (STATISTICS_RESAMPLES resamples) unless `computation` says."""
     from ..selectors.analysis import campaign_statistics
 
+    computation.setdefault("n_boot", statistics_resamples())
     options["subset_by"] = tuple(options["subset_by"])
     statistics = campaign_statistics(campaign=campaign, **options, **computation)
     return statistics, statistics

@@ -6,7 +6,7 @@ from tests.selectors.test_disagreement import _campaign as story_campaign
 from tests.selectors.test_style import hh_campaign
 from tests.services.test_statistics import queued  # noqa: F401 - the fixture
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager", "few_resamples")]
 
 
 def test_the_page_shows_disagreement_and_the_most_disputed_stories(admin_client, owner):

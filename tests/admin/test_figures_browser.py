@@ -9,7 +9,8 @@ from tests.analysis.figures.samples import sample_campaign
 from tests.browser.axe import AXE, TAGS
 from tests.browser.conftest import _no_rate_limits  # noqa: F401 (fixture)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("few_resamples")]
 SECTIONS = [[".stats-headline"], [".stats-figures"]]
 
 

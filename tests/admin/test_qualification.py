@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from campaigns.errors import QualificationRequired
-from campaigns.models import Campaign, Item
+from campaigns.models import Campaign, Item, QualificationAnswer
 from campaigns.work import assignment_claim, worker_get_or_create
 from campaigns.work.qualification import qualification_answer
 from tests.admin.test_forms import change_url, form_data
@@ -65,3 +65,26 @@ def test_the_submissions_page_downloads_the_tests_answers(researcher_client, res
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert {(r["participant_id"], r["status"], r["answer_correct"]) for r in rows} == {
         ("p-pass", "passed", "true"), ("p-fail", "failed", "false")}
+
+
+def test_a_test_answers_provenance_is_shown_read_only_on_the_worker_page_and_in_the_csv(
+        researcher_client, researcher):
+    campaign = with_tests(researcher)
+    record = {"typed": 2, "pasted": 130, "pastes": 1, "ms": 4200, "chars": 130}
+    answer = QualificationAnswer.objects.get(qualification__worker__platform_id="p-pass")
+    answer.provenance = {"feedback": record}
+    answer.save(update_fields=["provenance"])
+
+    worker = reverse("admin:campaigns_worker_change", args=[answer.qualification.worker_id])
+    page = researcher_client.get(worker).content.decode()
+    row = page[page.index("q-0 (qualification test)"):].split("</tr>")[0]
+    assert "<td>feedback</td><td>130</td><td>2</td><td>130</td>" in row
+    assert "<td>4.2</td>" in row and "<strong>mostly pasted</strong>" in row
+    assert "<input" not in row  # shown, not editable
+
+    url = reverse("admin:campaigns_campaign_submissions", args=[campaign.pk])
+    rows = list(csv.DictReader(io.StringIO(
+        researcher_client.get(url + "?download=qualification").content.decode())))
+    given = {r["participant_id"]: r["provenance"] for r in rows}
+    assert json.loads(given["p-pass"]) == {"feedback": record}
+    assert given["p-fail"] == ""  # the page recorded nothing

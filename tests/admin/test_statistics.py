@@ -21,7 +21,7 @@ from tests.schema.test_pairwise import SCHEMA as PAIRWISE_SCHEMA
 from tests.selectors.test_analysis import _study
 from tests.services.test_statistics import queued  # noqa: F401 - the fixture
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager", "few_resamples")]
 
 
 # The statistics admin page and the LLM-judgment upload form.

@@ -6,7 +6,8 @@ from django.urls import reverse
 from tests.browser.conftest import _no_rate_limits  # noqa: F401 (fixture)
 from tests.selectors.test_analysis import _study
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True),
+              pytest.mark.usefixtures("few_resamples")]
 
 
 def test_the_statistics_page_draws_its_charts_under_the_csp(page, live_server, admin_user,

@@ -18,7 +18,7 @@ import pytest
 from campaigns.selectors.analysis import campaign_statistics
 from tests.analysis.figures.samples import sample_campaign
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager", "few_resamples")]
 
 
 def _bundle(api, slug, django_capture_on_commit_callbacks, query=""):
@@ -52,7 +52,7 @@ def test_the_bundle_holds_figures_tables_methods_references_and_datasheet(
         assert b"/FontFile2" in files[f"figures/{name}.pdf"]  # TrueType embedded (fonttype 42)
         assert files[f"figures/{name}.svg"].startswith(b"<?xml")
         assert b"\\toprule" in files[f"tables/{name}.tex"]
-    statistics = campaign_statistics(campaign=pairwise)
+    statistics = campaign_statistics(campaign=pairwise, n_boot=0)  # strengths and counts
     strengths = statistics["pairwise_preference"][0]["bradley_terry"]
     rows = list(csv.DictReader(io.StringIO(files["tables/bradley_terry-preference.csv"]
                                            .decode())))

@@ -52,6 +52,7 @@ def test_one_questions_agreement_is_the_agreement_tables_row(api, campaign):
         assert body["level"] == "ordinal" and body["n_raters"] == 3 and body["ci_low"] is not None
 
 
+@pytest.mark.usefixtures("few_resamples")  # the point figures are compared, not the intervals
 def test_a_rubric_criterion_has_its_own_agreement(api, owner):
     campaign = make_campaign(owner=owner, schema=RUBRIC_SCHEMA)
     for n, item in enumerate(make_items(campaign, 5)):

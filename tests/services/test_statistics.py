@@ -67,7 +67,8 @@ def test_the_job_stores_the_figures_with_the_time_of_their_data(campaign, queued
     assert figures["workers"]["svg"].startswith("<?xml") and "pdf" not in figures["workers"]
 
 
-def test_the_report_job_keeps_pdf_figures_and_its_provenance(campaign, queued):
+def test_the_report_job_keeps_pdf_figures_and_its_provenance(campaign, queued, settings):
+    settings.STATISTICS_RESAMPLES = 200  # stated in the provenance, as every other setting
     _rated(campaign)
     row = statistics_request(campaign=campaign, kind=Kind.REPORT, options={}).row
     service.statistics_compute(result_id=row.pk)
@@ -75,7 +76,7 @@ def test_the_report_job_keeps_pdf_figures_and_its_provenance(campaign, queued):
     assert all(f["pdf"] for f in row.figures)
     provenance = row.result["provenance"]
     assert provenance["annotations"]["annotations"] == 6
-    assert provenance["bootstrap"] == {"resamples": 1000, "seed": 0,
+    assert provenance["bootstrap"] == {"resamples": 200, "seed": 0,
                                        "generator": "numpy.random.default_rng (PCG64)"}
     assert provenance["options"]["correction"] == "holm"
     again = statistics_request(campaign=campaign, kind=Kind.REPORT, options={}, recompute=True)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from campaigns.models import Annotation
 from campaigns.selectors import analysis as selectors
+from campaigns.selectors.analysis import report as report_selectors
 from campaigns.services import statistics_reuse as reuse
 from campaigns.services.judgments import JudgmentRow, judgments_import
 from campaigns.services.statistics import Kind, statistics_cached, statistics_request
@@ -18,14 +19,17 @@ from tests.shared_data import require
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("celery_eager")]
 # Neither resampled nor a point estimate: what the computation itself says about itself.
 ABOUT_THE_COMPUTATION = {"computation", "resamples", *reuse.REUSED_TABLES}
+RESAMPLES = 20
 
 
 @pytest.fixture
 def story(owner, settings):
     """Three raters' 1-5 ratings of 100 stories (three aspects), one annotation per rater and
-    story; the fraction pinned so that the tests count against it."""
+    story; the fraction pinned so that the tests count against it. The rule is about which
+    computation the intervals come from, not how many resamples it drew: 20 of them."""
     require(STORY_DIR)
     settings.STATISTICS_REFRESH_FRACTION = 0.02
+    settings.STATISTICS_RESAMPLES = RESAMPLES
     campaign, _ = story_rating_campaign(owner, "story-reuse")
     return campaign
 
@@ -67,6 +71,7 @@ def _split(result, intervals: bool):
 def test_a_few_new_answers_reuse_the_intervals_and_say_so(story):
     first = _first(story)
     assert first["computation"]["intervals"] == "computed"
+    assert first["resamples"]["used"] == RESAMPLES  # the setting's, in full
     n = _within(story)
     _late_rater(story, n)
     again = _recomputed(story)
@@ -95,7 +100,8 @@ def test_point_estimates_are_exactly_a_full_computations_on_the_same_data(story)
     n = _within(story)
     _late_rater(story, n)
     again = _recomputed(story)
-    full = json.loads(json.dumps(selectors.campaign_statistics(campaign=story), default=str))
+    full = json.loads(json.dumps(selectors.campaign_statistics(campaign=story,
+                                                               n_boot=RESAMPLES), default=str))
 
     assert again["computation"]["intervals"] == "reused"
     assert _split(json.loads(json.dumps(again, default=str)), intervals=False) == _split(
@@ -168,8 +174,12 @@ def test_the_report_always_computes_in_full(story, monkeypatch):
         return original(**kwargs)
 
     monkeypatch.setattr(selectors, "campaign_statistics", recording)
+    # The report's sample-size plan (power simulations) asks for no statistics: left out here.
+    monkeypatch.setattr(report_selectors, "study_plan", lambda **_: [])
     statistics_request(campaign=story, kind=Kind.REPORT, options={})
-    assert asked and all("n_boot" not in k and "worker_reliability" not in k for k in asked)
+    # In full: every resample the setting asks for, and the worker reliability models.
+    assert asked and all(k["n_boot"] == RESAMPLES and "worker_reliability" not in k
+                         for k in asked)
     assert _recomputed(story)["computation"]["intervals"] == "reused"
     assert asked[-1]["n_boot"] == 0  # the statistics recomputation did reuse meanwhile
 

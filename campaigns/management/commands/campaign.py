@@ -14,6 +14,7 @@ from campaigns.schema import SchemaInvalid
 from campaigns.selectors import qualification
 from campaigns.services import campaigns as rules
 from campaigns.services.schema_changes import answers_rename
+from campaigns.services.statistics import Kind, Status, statistics_request
 
 STATUS_ACTIONS = {"publish": rules.campaign_publish, "pause": rules.campaign_pause,
                   "close": rules.campaign_close}
@@ -21,8 +22,8 @@ STATUS_ACTIONS = {"publish": rules.campaign_publish, "pause": rules.campaign_pau
 
 class Command(BaseCommand):
     help = ("Create, edit, publish, pause, close, duplicate or delete a campaign, rename one "
-            "of its questions (a recorded migration of its stored answers), or list its "
-            "qualification test's answers.")
+            "of its questions (a recorded migration of its stored answers), list its "
+            "qualification test's answers, or recompute its statistics.")
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="action", required=True)
@@ -44,6 +45,19 @@ class Command(BaseCommand):
         delete.add_argument("--user", help="Acting user (default: the owner).")
         sub.add_parser("qualifications", help="The qualification test's answers as CSV "
                        "(stdout).").add_argument("slug")
+        recompute = sub.add_parser(
+            "recompute-statistics", help="Recompute the cached statistics (the admin's "
+            "Recompute; --full: its Recompute in full).")
+        recompute.add_argument("slug")
+        recompute.add_argument("--full", action="store_true", help="Every figure and interval "
+                               "again, however few annotations changed since the last full "
+                               "computation.")
+        recompute.add_argument("--exclude-flagged", action="store_true",
+                               help="The figures without flagged workers.")
+        recompute.add_argument("--ties", choices=("split", "davidson"),
+                               help="How Bradley-Terry fits treat ties (default: the schema's).")
+        recompute.add_argument("--style", action="store_true",
+                               help="With style-adjusted strengths.")
         rename = sub.add_parser("rename-question",
                                 help="Rename a question's id and migrate its stored answers.")
         rename.add_argument("slug")
@@ -84,6 +98,29 @@ class Command(BaseCommand):
         self.stderr.write(qualification.qualification_summary(
             qualification.qualification_counts(campaign=campaign)))
         return ""  # stdout is the CSV alone
+
+    def _recompute_statistics(self, slug, *, full, exclude_flagged, ties=None, style, **_):
+        """The statistics of these options (the admin page's and GET .../stats/'s row) queued
+        again, as the page's Recompute buttons do; without a broker they are computed here."""
+        campaign = campaign_by_slug(slug)
+        options = {"exclude_flagged": exclude_flagged, "ties": ties, "style": style}
+        row = statistics_request(campaign=campaign, kind=Kind.STATISTICS, options=options,
+                                 recompute=True, full=full).row
+        row.refresh_from_db()
+        if row.status == Status.FAILED:
+            raise CommandError(f"Computing the statistics of {slug} failed: {row.error}")
+        if row.status == Status.DONE:
+            computation = row.result.get("computation") or {}
+            if computation.get("intervals") == "reused":
+                return f"Recomputed the statistics of {slug}. {computation['note']}"
+            return (f"Recomputed the statistics of {slug} in full: every figure and interval "
+                    f"from {computation['intervals_basis']['annotations']:,} annotations.")
+        if full and not row.full_requested and row.result is not None:  # the first is full
+            raise CommandError(f"A computation of the statistics of {slug} is already under "
+                               "way; run this again once it is done for a full one.")
+        return (f"Queued a {'full ' if full else ''}recomputation of the statistics of {slug}: "
+                f"the statistics page and GET /api/campaigns/{slug}/stats/ show it once a "
+                "worker has computed it.")
 
     def _publish(self, slug, **_):
         return f"{rules.campaign_publish(campaign=campaign_by_slug(slug)).slug} is live."
