@@ -44,6 +44,7 @@ subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"
 sys.path.insert(0, str(ROOT / "bench"))
 
 import crowd  # noqa: E402  (sets up Django with the environment above)
+import crowd_client  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
@@ -113,7 +114,7 @@ class Worker:
         self.ids = {"PROLIFIC_PID": pid, "STUDY_ID": "bench", "SESSION_ID": pid}
         response = meter.request(crowd.ENTRY, client.get, f"/c/{slug}/", self.ids)
         assert response.status_code == 200, response.status_code
-        self.form_key = crowd.FORM_KEY_FIELD.search(response.content).group(1).decode()
+        self.form_key = crowd_client.FORM_KEY_FIELD.search(response.content).group(1).decode()
 
 
 FORM = "application/x-www-form-urlencoded"  # as browsers (and bench/crowd.py) post forms
@@ -124,19 +125,20 @@ def flow(client: Client, meter: Meter, worker: Worker, n: int) -> None:
     submit; the last save lands on the done page."""
     response = meter.request("claim", client.post, f"/c/{worker.slug}/", urlencode(
         {**worker.ids, "form_key": worker.form_key}), content_type=FORM)
-    location = crowd._landed(response.status_code, response.get("Location", ""),
+    location = crowd_client.landing_address(response.status_code, response.get("Location", ""),
                              response.content)
     assert location.startswith("/a/"), (response.status_code, response.content[:300])
     token = location.split("/")[2]
     if response.status_code == 302:
         response = meter.request("item", client.get, location)
     assert response.status_code == 200, response.status_code
-    started = crowd.STARTED_FIELD.search(response.content).group(1).decode()
-    key = crowd.FORM_KEY_FIELD.search(response.content).group(1).decode()
+    started = crowd_client.STARTED_FIELD.search(response.content).group(1).decode()
+    key = crowd_client.FORM_KEY_FIELD.search(response.content).group(1).decode()
     response = meter.request("submit", client.post, location, urlencode({
         "q-coherence": str(1 + n % 5), "q-sentiment": str(1 + (n * 7) % 5),
         "form_key": key, "started": started}), content_type=FORM)
-    landed = crowd._landed(response.status_code, response.get("Location", ""), response.content)
+    landed = crowd_client.landing_address(
+        response.status_code, response.get("Location", ""), response.content)
     assert landed == f"/a/{token}/done/", (response.status_code, landed)
 
 
