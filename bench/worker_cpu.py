@@ -142,6 +142,53 @@ def flow(client: Client, meter: Meter, worker: Worker, n: int) -> None:
     assert landed == f"/a/{token}/done/", (response.status_code, landed)
 
 
+def report_kinds(meter, args) -> None:
+    """CPU, wall time and statements per request kind, the flow's sum, the claim by block."""
+    total_cpu = total_wall = total_q = 0.0
+    for kind in KINDS:
+        n = max(meter.count[kind], 1)
+        total_cpu += meter.cpu[kind] / n
+        total_wall += meter.wall[kind] / n
+        total_q += meter.queries[kind] / n
+        print(f"  {kind:<7} {1000 * meter.cpu[kind] / n:6.2f} ms CPU  "
+              f"{1000 * meter.wall[kind] / n:6.2f} ms wall  "
+              f"{meter.queries[kind] / n:5.2f} queries"
+              + (f"  PostgreSQL backend {1000 * meter.backend[kind] / n:5.2f} ms CPU"
+                 if args.backend else ""))
+    print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {1000 * total_wall:6.2f} ms wall  "
+          f"{total_q:5.2f} queries  (requests counted per kind above)")
+    entry = crowd.ENTRY
+    print(f"  {entry:<7} {1000 * meter.cpu[entry]:6.2f} ms CPU  "
+          f"{1000 * meter.wall[entry]:6.2f} ms wall  {meter.queries[entry]:5.2f} queries  "
+          "(once per worker, not per submission)")
+    block = max(1, len(meter.claims) // 5)
+    blocks = [meter.claims[i:i + block] for i in range(0, len(meter.claims), block)]
+    print("  claim wall ms by block of flows as the worker's history grows ("
+          f"{args.warm_up} done before): " + ", ".join(
+              f"{1000 * sum(b) / len(b):.2f}" for b in blocks if b))
+
+
+def report_statements(meter, with_backend: bool) -> None:
+    """Each statement's mean wall time per request kind, and the prepared statements' plans."""
+    print("  statements by total wall time (one client: round trip + PostgreSQL's time):")
+    ranked = sorted(meter.statements.items(), key=lambda kv: -kv[1][1])
+    texts = {name: text for text, (name, _) in prepared._TEXT.items()}
+    for (kind, sql), (count, wall, backend) in ranked[:25]:
+        name = sql.split("(")[0].removeprefix("EXECUTE ").strip()
+        sql = " ".join(texts.get(name, sql).split())[:150]
+        print(f"    {kind:<6} {count / max(meter.count[kind], 1):4.1f}x "
+              f"{1000 * wall / count:6.3f} ms"
+              + (f" (backend CPU {1000 * backend / count:6.3f} ms)" if with_backend else "")
+              + f"  {sql}")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name, generic_plans, custom_plans FROM pg_prepared_statements")
+        plans = cursor.fetchall()
+    print("  prepared statements (generic plans / custom plans, i.e. planned again each time):")
+    for name, generic, custom in plans:
+        print(f"    {name}  {generic:5d} / {custom:5d}  "
+              f"{' '.join(texts.get(name, name).split())[:110]}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--flows", type=int, default=300)
@@ -184,47 +231,9 @@ def main() -> int:
             profiler.disable()
     print(f"worker_cpu: {args.flows} flows (after {args.warm_up} warm-up) by one worker, one "
           f"test client, DEBUG off, PostgreSQL {connection.pg_version}")
-    total_cpu = total_wall = total_q = 0.0
-    for kind in KINDS:
-        n = max(meter.count[kind], 1)
-        total_cpu += meter.cpu[kind] / n
-        total_wall += meter.wall[kind] / n
-        total_q += meter.queries[kind] / n
-        print(f"  {kind:<7} {1000 * meter.cpu[kind] / n:6.2f} ms CPU  "
-              f"{1000 * meter.wall[kind] / n:6.2f} ms wall  "
-              f"{meter.queries[kind] / n:5.2f} queries"
-              + (f"  PostgreSQL backend {1000 * meter.backend[kind] / n:5.2f} ms CPU"
-                 if args.backend else ""))
-    print(f"  flow    {1000 * total_cpu:6.2f} ms CPU  {1000 * total_wall:6.2f} ms wall  "
-          f"{total_q:5.2f} queries  (requests counted per kind above)")
-    entry = crowd.ENTRY
-    print(f"  {entry:<7} {1000 * meter.cpu[entry]:6.2f} ms CPU  "
-          f"{1000 * meter.wall[entry]:6.2f} ms wall  {meter.queries[entry]:5.2f} queries  "
-          "(once per worker, not per submission)")
-    block = max(1, len(meter.claims) // 5)
-    blocks = [meter.claims[i:i + block] for i in range(0, len(meter.claims), block)]
-    print("  claim wall ms by block of flows as the worker's history grows ("
-          f"{args.warm_up} done before): " + ", ".join(
-              f"{1000 * sum(b) / len(b):.2f}" for b in blocks if b))
+    report_kinds(meter, args)
     if args.statements:
-        print("  statements by total wall time (one client: round trip + PostgreSQL's time):")
-        ranked = sorted(meter.statements.items(), key=lambda kv: -kv[1][1])
-        texts = {name: text for text, (name, _) in prepared._TEXT.items()}
-        for (kind, sql), (count, wall, backend) in ranked[:25]:
-            name = sql.split("(")[0].removeprefix("EXECUTE ").strip()
-            sql = " ".join(texts.get(name, sql).split())[:150]
-            print(f"    {kind:<6} {count / max(meter.count[kind], 1):4.1f}x "
-                  f"{1000 * wall / count:6.3f} ms"
-                  + (f" (backend CPU {1000 * backend / count:6.3f} ms)" if args.backend else "")
-                  + f"  {sql}")
-    if args.statements:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT name, generic_plans, custom_plans FROM pg_prepared_statements")
-            plans = cursor.fetchall()
-        print("  prepared statements (generic plans / custom plans, i.e. planned again each time):")
-        for name, generic, custom in plans:
-            print(f"    {name}  {generic:5d} / {custom:5d}  "
-                  f"{' '.join(texts.get(name, name).split())[:110]}")
+        report_statements(meter, args.backend)
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(
