@@ -92,7 +92,9 @@ from campaigns.models import Campaign, Item  # noqa: E402
 from campaigns.services.allocation import campaign_allocate  # noqa: E402
 from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create  # noqa: E402
 
-DATA = Path(os.environ.get("SHARED_DATA_DIR", "/work/shared")) / "realdata"
+# The shared data folder beside the checkout, as for the tests; SHARED_DATA_DIR points elsewhere.
+DATA = Path(os.environ.get("SHARED_DATA_DIR")
+            or Path(__file__).resolve().parent.parent.parent / "shared") / "realdata"
 TAU = 0.9
 PAIRWISE = {"display": [{"field": "prompt", "label": "Question"}], "questions": [
     {"id": "preference", "kind": "pairwise", "text": "Which answer is better?", "tie": True}]}

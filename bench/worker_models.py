@@ -29,7 +29,9 @@ from scipy import stats
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("SHARED_DATA_DIR", "/work/shared")) / "realdata" / "story_rating"
+# The shared data folder beside the checkout, as for the tests; SHARED_DATA_DIR points elsewhere.
+DATA = (Path(os.environ.get("SHARED_DATA_DIR") or ROOT.parent / "shared")
+        / "realdata" / "story_rating")
 
 from campaigns.analysis.reliability import dawid_skene_accuracy  # noqa: E402
 from campaigns.analysis.worker_models import mace, reliability_table  # noqa: E402

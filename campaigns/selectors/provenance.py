@@ -8,7 +8,6 @@ from importlib import metadata
 
 from django.conf import settings
 
-from ..analysis import N_BOOT
 from ..models import Annotation, Campaign
 
 # Every resampling in campaigns/analysis draws from numpy's default_rng(seed) with this seed.
@@ -18,7 +17,7 @@ CHUNK = 5_000
 
 def statistics_resamples() -> int:
     """The resamples of a full computation of the cached statistics and of the report."""
-    return int(getattr(settings, "STATISTICS_RESAMPLES", N_BOOT))
+    return settings.STATISTICS_RESAMPLES
 
 
 def product_version() -> str:
