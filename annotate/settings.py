@@ -63,14 +63,16 @@ MIDDLEWARE = [
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
     "annotate.http.ratelimit.RateLimitMiddleware",
     "annotate.http.limits.RequestSizeMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # Sessions, authentication, messages, X-Frame-Options and the login lockout: for the
+    # researchers' pages only, worker routes pass them by (annotate/http/researcher_only.py).
+    "annotate.http.researcher_only.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "annotate.http.researcher_only.AuthenticationMiddleware",
+    "annotate.http.researcher_only.MessageMiddleware",
+    "annotate.http.researcher_only.XFrameOptionsMiddleware",
     # After authentication: turns a locked-out login into the lockout answer (django-axes).
-    "axes.middleware.AxesMiddleware",
+    "annotate.http.researcher_only.AxesMiddleware",
     # Last, so its process_exception sees view errors first: a database outage answers 503.
     "annotate.http.outage.DatabaseOutageMiddleware",
 ]

@@ -130,10 +130,14 @@ def _assignment_at(token: str, position: int) -> tuple[Assignment, Item]:
         with connection.cursor() as cursor:
             prepared.execute(cursor, _BY_TOKEN_SQL[0], [token, position])
             row = cursor.fetchone()
-    if row is None:
+    try:
+        assignment, rest = assignment_from_row(list(row)) if row else (None, ())
+    except Assignment.DoesNotExist:  # its campaign deleted since the row was read
+        assignment = None
+    if assignment is None:
         raise ServiceError(f"This assignment has no item {position}.", code="not_found",
                            status=404)
-    assignment, (total, *item_values) = assignment_from_row(list(row))
+    total, *item_values = rest
     assignment.item_count = int(total)
     return assignment, model_from_row(connections[DEFAULT_DB_ALIAS], Item, item_values)
 

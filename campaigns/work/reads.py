@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from ..models import Annotation, Assignment, AssignmentItem, Campaign, Item, Worker
 from . import prepared
+from .campaign_rows import VERSION_WIDTH, campaign_row, version_columns
 
 __all__ = [
     "AssignmentEntry",
@@ -122,6 +123,12 @@ def model_from_row(conn, model: type[Model], values: list) -> Model:
     return model.from_db(conn.alias, None, values)
 
 
+def _campaign(conn, version: list) -> Campaign | None:
+    """The campaign of a row version read by version_columns (campaign_rows.py)."""
+    values = campaign_row(version)
+    return None if values is None else model_from_row(conn, Campaign, values)
+
+
 def _fetch_one(sql: str, params: list) -> tuple | None:
     conn = connections[DEFAULT_DB_ALIAS]
     with conn.cursor() as cursor:
@@ -135,7 +142,7 @@ _SQL: dict[str, str] = {}
 def assignment_columns() -> tuple[str, str]:
     """(columns, joins) for reading an assignment `a` with its campaign and worker in one
     statement: the columns assignment_from_row reads, and the joins that bring `c` and `w`."""
-    return (f"{model_columns(Assignment, 'a')}, {model_columns(Campaign, 'c')}, "
+    return (f"{model_columns(Assignment, 'a')}, {version_columns('c')}, "
             f"{model_columns(Worker, 'w')}",
             f"JOIN {Campaign._meta.db_table} c ON c.id = a.campaign_id "
             f"JOIN {Worker._meta.db_table} w ON w.id = a.worker_id")
@@ -159,22 +166,28 @@ def assignment_by_token(*, token: str) -> Assignment | None:
     if not token or len(token) > 64:
         return None
     row = _fetch_one(_assignment_sql(), [token])
-    if row is None:
+    try:
+        assignment, rest = assignment_from_row(list(row)) if row else (None, None)
+    except Assignment.DoesNotExist:
         return None
-    assignment, rest = assignment_from_row(list(row))
+    if assignment is None:
+        return None
     assignment.item_count = int(rest[0])
     return assignment
 
 
 def assignment_from_row(values: list) -> tuple[Assignment, list]:
     """The assignment (its campaign and worker attached) from the start of a row of
-    assignment, campaign and worker columns (model_columns order), and the rest of the row."""
+    assignment_columns (the campaign by its row version, campaign_rows.py), and the rest of
+    the row."""
     conn = connections[DEFAULT_DB_ALIAS]
     n_a = len(Assignment._meta.concrete_fields)
-    n_c = len(Campaign._meta.concrete_fields)
+    n_c = VERSION_WIDTH
     n_w = len(Worker._meta.concrete_fields)
     assignment = model_from_row(conn, Assignment, values[:n_a])
-    campaign = model_from_row(conn, Campaign, values[n_a:n_a + n_c])
+    campaign = _campaign(conn, values[n_a:n_a + n_c])
+    if campaign is None:  # deleted (and its assignments with it) since the row was read
+        raise Assignment.DoesNotExist
     worker = model_from_row(conn, Worker, values[n_a + n_c:n_a + n_c + n_w])
     Assignment.campaign.field.set_cached_value(assignment, campaign)
     Assignment.worker.field.set_cached_value(assignment, worker)
@@ -205,9 +218,13 @@ def assignment_with_page(*, token: str,
             "ON s.assignment_id = a.id AND s.position = %s "
             f"LEFT JOIN {Item._meta.db_table} i ON i.id = s.item_id WHERE a.token = %s")
     row = _fetch_one(_SQL["assignment_page"], [position, token])
-    if row is None:
+    try:
+        assignment, rest = assignment_from_row(list(row)) if row else (None, None)
+    except Assignment.DoesNotExist:
         return None, None
-    assignment, (positions, answered, *item_values) = assignment_from_row(list(row))
+    if assignment is None:
+        return None, None
+    positions, answered, *item_values = rest
     assignment.item_count = len(positions or [])
     if not positions or item_values[0] is None:
         return assignment, None
@@ -241,7 +258,7 @@ def campaign_and_worker(*, slug: str, platform: str,
         return None, None
     if "campaign_worker" not in _SQL:
         _SQL["campaign_worker"] = (
-            f"SELECT {model_columns(Campaign, 'c')}, {model_columns(Worker, 'w')} "  # noqa: S608 (names from the models)
+            f"SELECT {version_columns('c')}, {model_columns(Worker, 'w')} "  # noqa: S608 (names from the models)
             f"FROM {Campaign._meta.db_table} c LEFT JOIN {Worker._meta.db_table} w "
             "ON w.campaign_id = c.id AND w.platform = %s AND w.platform_id = %s "
             "WHERE c.slug = %s")
@@ -249,9 +266,11 @@ def campaign_and_worker(*, slug: str, platform: str,
     if row is None:
         return None, None
     conn = connections[DEFAULT_DB_ALIAS]
-    n_c = len(Campaign._meta.concrete_fields)
+    n_c = VERSION_WIDTH
     values = list(row)
-    campaign = model_from_row(conn, Campaign, values[:n_c])
+    campaign = _campaign(conn, values[:n_c])
+    if campaign is None:  # deleted since the row was read
+        return None, None
     if values[n_c] is None:
         return campaign, None
     worker = model_from_row(conn, Worker, values[n_c:])

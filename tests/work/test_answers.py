@@ -9,6 +9,7 @@ from campaigns.models import Annotation, Assignment, Item
 from campaigns.schema import AnswerInvalid
 from campaigns.work import (
     annotation_submit,
+    assignment_by_token,
     assignment_claim,
     assignment_submit,
     assignments_expire,
@@ -43,6 +44,12 @@ def save(assignment, position=1, answers=ANSWERS, seconds=2.5):
 
 def submit(assignment, position=1, answers=ANSWERS, seconds=2.5):
     return save(assignment, position, answers, seconds).annotation
+
+
+def read_campaign_once(assignment):
+    """A worker read, after which this process has the campaign's row (campaign_rows.py):
+    the counts below are those of every later request, not of a process's first."""
+    assert assignment_by_token(token=assignment.token).campaign.pk == assignment.campaign_id
 
 
 def test_valid_answers_are_stored_cleaned_with_the_time_spent(assignment):
@@ -166,6 +173,7 @@ def test_answers_cannot_be_saved_in_a_returned_assignment(assignment):
 
 def test_saving_an_answer_runs_a_few_queries(assignment, django_assert_max_num_queries):
     assignment = Assignment.objects.select_related("campaign").get(pk=assignment.pk)
+    read_campaign_once(assignment)
     # the read of the assignment and the item, then one call of campaigns_save_answer,
     # whether the save inserts, repeats or hands the assignment in; an assignment's first
     # answer also turns its first-answer hold into the full timeout (one UPDATE, once)
@@ -182,6 +190,7 @@ def test_a_save_is_a_read_and_one_statement(owner, django_assert_num_queries):
     make_items(campaign, 1)
     worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
     assignment = assignment_claim(campaign=campaign, worker=worker)
+    read_campaign_once(assignment)
     # the read (assignment and item), then lock + insert + counter + hand-in in one call of
     # campaigns_save_answer; no transaction of its own
     with django_assert_num_queries(2):
@@ -264,6 +273,7 @@ def _reader(answers, calls):
 def test_saving_by_token_reads_the_answers_with_the_campaigns_schema(assignment,
                                                                      django_assert_num_queries):
     calls = []
+    read_campaign_once(assignment)
     # one read (assignment, campaign, worker, item), then one call that locks, saves and
     # hands in if nothing is left (campaigns_save_answer); the first answer then turns the
     # first-answer hold into the full timeout.
