@@ -63,16 +63,16 @@ MIDDLEWARE = [
     # Before sessions: a script hammering the worker endpoints is turned away before any query.
     "annotate.http.ratelimit.RateLimitMiddleware",
     "annotate.http.limits.RequestSizeMiddleware",
-    # Sessions, authentication, messages, X-Frame-Options and the login lockout: for the
-    # researchers' pages only, worker routes pass them by (annotate/http/researcher_only.py).
+    # Sessions, authentication and messages: for the researchers' pages only, worker routes
+    # pass them by (annotate/http/researcher_only.py).
     "annotate.http.researcher_only.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "annotate.http.researcher_only.AuthenticationMiddleware",
     "annotate.http.researcher_only.MessageMiddleware",
-    "annotate.http.researcher_only.XFrameOptionsMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # After authentication: turns a locked-out login into the lockout answer (django-axes).
-    "annotate.http.researcher_only.AxesMiddleware",
+    "axes.middleware.AxesMiddleware",
     # Last, so its process_exception sees view errors first: a database outage answers 503.
     "annotate.http.outage.DatabaseOutageMiddleware",
 ]

@@ -1,5 +1,5 @@
-"""Sessions, authentication, messages, X-Frame-Options and the login lockout run for the
-researchers' pages only: a worker request passes them by and loses nothing."""
+"""Sessions, authentication and messages run for the researchers' pages only: a worker
+request passes them by and loses nothing."""
 import pytest
 from django.core import checks
 
