@@ -21,6 +21,7 @@ __all__ = [
     "assignment_by_token",
     "assignment_columns",
     "assignment_entries",
+    "assignment_from_fetched",
     "assignment_from_row",
     "assignment_progress",
     "study_size",
@@ -165,15 +166,22 @@ def assignment_by_token(*, token: str) -> Assignment | None:
     """
     if not token or len(token) > 64:
         return None
-    row = _fetch_one(_assignment_sql(), [token])
-    try:
-        assignment, rest = assignment_from_row(list(row)) if row else (None, None)
-    except Assignment.DoesNotExist:
-        return None
+    assignment, rest = assignment_from_fetched(_fetch_one(_assignment_sql(), [token]))
     if assignment is None:
         return None
     assignment.item_count = int(rest[0])
     return assignment
+
+
+def assignment_from_fetched(row: tuple | None) -> tuple[Assignment | None, list]:
+    """assignment_from_row of a fetched row: (None, []) when no row came, or when the
+    assignment's campaign was deleted (its assignments with it) since the row was read."""
+    if row is None:
+        return None, []
+    try:
+        return assignment_from_row(list(row))
+    except Assignment.DoesNotExist:
+        return None, []
 
 
 def assignment_from_row(values: list) -> tuple[Assignment, list]:
@@ -186,7 +194,7 @@ def assignment_from_row(values: list) -> tuple[Assignment, list]:
     n_w = len(Worker._meta.concrete_fields)
     assignment = model_from_row(conn, Assignment, values[:n_a])
     campaign = _campaign(conn, values[n_a:n_a + n_c])
-    if campaign is None:  # deleted (and its assignments with it) since the row was read
+    if campaign is None:  # deleted since the row was read: assignment_from_fetched says None
         raise Assignment.DoesNotExist
     worker = model_from_row(conn, Worker, values[n_a + n_c:n_a + n_c + n_w])
     Assignment.campaign.field.set_cached_value(assignment, campaign)
@@ -217,11 +225,8 @@ def assignment_with_page(*, token: str,
             f"LEFT JOIN {AssignmentItem._meta.db_table} s "
             "ON s.assignment_id = a.id AND s.position = %s "
             f"LEFT JOIN {Item._meta.db_table} i ON i.id = s.item_id WHERE a.token = %s")
-    row = _fetch_one(_SQL["assignment_page"], [position, token])
-    try:
-        assignment, rest = assignment_from_row(list(row)) if row else (None, None)
-    except Assignment.DoesNotExist:
-        return None, None
+    assignment, rest = assignment_from_fetched(_fetch_one(_SQL["assignment_page"],
+                                                          [position, token]))
     if assignment is None:
         return None, None
     positions, answered, *item_values = rest

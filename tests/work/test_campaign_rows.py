@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from campaigns.errors import ServiceError
 from campaigns.models import Campaign
 from campaigns.work import (
     annotation_submit,
@@ -106,3 +107,17 @@ def test_the_process_keeps_at_most_so_many_campaigns(owner, monkeypatch):
     kept = {key[1] for key in campaign_rows._rows}
     assert len(kept) == 2
     assert Campaign.objects.get(slug=slugs[0]).pk not in kept  # the least recently read
+
+
+def test_a_campaign_deleted_between_the_read_and_its_row_is_not_found(assignment,
+                                                                       monkeypatch):
+    # The miss's read finds no row: every worker read answers as for an unknown token or slug.
+    monkeypatch.setattr("campaigns.work.reads.campaign_row", lambda version: None)
+    assert assignment_by_token(token=assignment.token) is None
+    assert assignment_with_page(token=assignment.token, position=1) == (None, None)
+    assert campaign_and_worker(slug=assignment.campaign.slug, platform="link",
+                               platform_id="w") == (None, None)
+    with pytest.raises(ServiceError) as gone:
+        annotation_submit(token=assignment.token, position=1,
+                          answers={"coherence": 3, "sentiment": 4})
+    assert gone.value.status == 404
