@@ -5,7 +5,7 @@ Usage (not part of the test suite; needs a migrated PostgreSQL database):
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/annotate_adaptive \\
         .venv/bin/python bench/adaptive.py [--seeds 20] [--jobs 2] \\
-            [--data pplm,compqa,story,da,chat]
+            [--data pplm,compqa,story,da,da-systems,chat]
 
 Each replay is a live campaign whose items carry a pool of real judgments; simulated workers
 arrive one after another, each claims one item with `assignment_claim` and saves the next
@@ -45,6 +45,9 @@ allocation rule quickly before replaying it here:
 - da (ratings, dynamic_redundancy): MLQE-PE en-de direct assessments (translation_da/, 300
   segments, 6 scores each), one item per segment. Conclusion: Kendall
   tau >= 0.9 between the segments' mean scores so far and with all 6 scores.
+- da-systems (ratings, adaptive_precision): both MLQE-PE files, each the output of its own
+  NMT system (en-de: 300 segments x 6 scores; ru-en: 200 x 3), one item per segment, its
+  system the file's. Conclusion as for story.
 - chat (HH-RLHF chat preferences, chat_preference/): not replayable, and `--data chat` reads
   the file and prints why: each row holds only the chosen and the rejected transcript, with
   no system, model or rater named, and each pair was judged once, so there is neither a
@@ -145,12 +148,24 @@ def story():
             for n, (_, rows) in enumerate(frame.groupby("INPUT:story"))]
 
 
+def _da_segments(name: str, system: str):
+    """(segment id, system, its raters' DA scores) per row of an MLQE-PE file; read with
+    quoting off, as its unbalanced quotes inside sentences require."""
+    frame = pd.read_csv(DATA / "translation_da" / name, sep="\t", quoting=csv.QUOTE_NONE)
+    ids = frame["index"] if "index" in frame else frame["segid"]
+    return [(f"{system}-{segment}", system,
+             [{"rating": int(v)} for v in ast.literal_eval(scores)])
+            for segment, scores in zip(ids, frame["scores"], strict=True)]
+
+
 def da():
-    frame = pd.read_csv(DATA / "translation_da" /
-                        "mlqe-pe_en-de_test20.ende.df.short_first300.tsv", sep="\t")
-    return [(f"seg{row['index']}", "en-de", [{"rating": int(v)} for v in
-                                             ast.literal_eval(row["scores"])])
-            for _, row in frame.iterrows()]
+    return _da_segments("mlqe-pe_en-de_test20.ende.df.short_first300.tsv", "en-de")
+
+
+def da_systems():
+    """Both MLQE-PE files, each the output of its own system (the dataset authors' en-de and
+    ru-en NMT models): 300 en-de segments with 6 DA scores each, 200 ru-en with 3."""
+    return da() + _da_segments("mlqe-pe_ru-en_test20.ruen.df.short_first200.tsv", "ru-en")
 
 
 def pplm_rows(sentiment: str):
@@ -318,11 +333,27 @@ DATASETS = {
     "pplm-fluency": (pplm_fluency, LIKERT, (("adaptive_precision", 1),), "precision"),
     "story": (story, LIKERT, (("adaptive_precision", 1),), "precision"),
     "da": (da, SLIDER, (("dynamic_redundancy", 2),), "items"),
+    "da-systems": (da_systems, SLIDER, (("adaptive_precision", 1),), "precision"),
 }
 ALIASES = {"pplm": ["pplm-positive", "pplm-negative", "pplm-fluency"]}
 
 
 # --- one replay through the product -------------------------------------------------------
+
+def allocate(campaign: Campaign, pools: dict) -> None:
+    """The allocation job, as Celery beat runs it; then no item may want more judgments than
+    its pool holds (the job wants the campaign's maximum of every open item, and data sets
+    whose items carry pools of different sizes run out item by item, as the copy's replay
+    does)."""
+    campaign_allocate(campaign=campaign)
+    ids = list(pools)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE campaigns_item i SET slots_wanted = GREATEST(i.slots_taken, v.n) "
+            "FROM unnest(%s::bigint[], %s::integer[]) AS v(id, n) "
+            "WHERE i.id = v.id AND i.slots_wanted > v.n",
+            [ids, [len(pools[i]) for i in ids]])
+
 
 def replay(name: str, items, allocation: str, minimum: int, seed: int, args
            ) -> tuple[dict, list]:
@@ -350,7 +381,7 @@ def replay(name: str, items, allocation: str, minimum: int, seed: int, args
         pools[item.pk] = [pool[i] for i in rng.permutation(len(pool))]
         system_of[key[:200]] = system
     if allocation != "uniform":
-        campaign_allocate(campaign=campaign)
+        allocate(campaign, pools)
     full_log = [(key[:200], answer) for key, _, pool in items for answer in pool]
     conclusions = {"ranking": lambda: ranking_conclusions(full_log),
                    "davidson": lambda: ranking_conclusions(full_log, davidson_order),
@@ -370,7 +401,7 @@ def replay(name: str, items, allocation: str, minimum: int, seed: int, args
         log.append((slot.item.external_id, answer))
         n += 1
         if allocation != "uniform" and n % args.every == 0:
-            campaign_allocate(campaign=campaign)
+            allocate(campaign, pools)
         if n % args.check == 0:
             for name, reached in conclusions.items():
                 needed[name] = (needed[name] or n) if reached(log) else None
@@ -485,7 +516,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--data", default="pplm,compqa,story,da,chat")
+    parser.add_argument("--data", default="pplm,compqa,story,da,da-systems,chat")
     parser.add_argument("--strategies", default="",
                         help="only these of a data set's strategies, e.g. "
                              "'adaptive_ranking (min 0)' (comma-separated; default all)")
