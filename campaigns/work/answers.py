@@ -23,7 +23,7 @@ from . import prepared
 from .claim import new_row_json
 from .expiry import assignment_answered
 from .handin import hand_in_values, handed_in
-from .reads import assignment_columns, assignment_from_fetched, model_columns, model_from_row
+from .reads import assignment_columns, assignment_from_row, model_columns, model_from_row
 
 __all__ = ["AnnotationSaved", "annotation_submit"]
 
@@ -130,7 +130,7 @@ def _assignment_at(token: str, position: int) -> tuple[Assignment, Item]:
         with connection.cursor() as cursor:
             prepared.execute(cursor, _BY_TOKEN_SQL[0], [token, position])
             row = cursor.fetchone()
-    assignment, rest = assignment_from_fetched(row)
+    assignment, rest = assignment_from_row(row)
     if assignment is None:
         raise ServiceError(f"This assignment has no item {position}.", code="not_found",
                            status=404)

@@ -21,7 +21,6 @@ __all__ = [
     "assignment_by_token",
     "assignment_columns",
     "assignment_entries",
-    "assignment_from_fetched",
     "assignment_from_row",
     "assignment_progress",
     "study_size",
@@ -166,36 +165,29 @@ def assignment_by_token(*, token: str) -> Assignment | None:
     """
     if not token or len(token) > 64:
         return None
-    assignment, rest = assignment_from_fetched(_fetch_one(_assignment_sql(), [token]))
+    assignment, rest = assignment_from_row(_fetch_one(_assignment_sql(), [token]))
     if assignment is None:
         return None
     assignment.item_count = int(rest[0])
     return assignment
 
 
-def assignment_from_fetched(row: tuple | None) -> tuple[Assignment | None, list]:
-    """assignment_from_row of a fetched row: (None, []) when no row came, or when the
-    assignment's campaign was deleted (its assignments with it) since the row was read."""
+def assignment_from_row(row: tuple | None) -> tuple[Assignment | None, list]:
+    """The assignment (its campaign and worker attached) from the start of a fetched row of
+    assignment_columns (the campaign by its row version, campaign_rows.py), and the rest of
+    the row; (None, []) when no row came, or when the campaign was deleted (its assignments
+    with it) since the row was read."""
     if row is None:
         return None, []
-    try:
-        return assignment_from_row(list(row))
-    except Assignment.DoesNotExist:
-        return None, []
-
-
-def assignment_from_row(values: list) -> tuple[Assignment, list]:
-    """The assignment (its campaign and worker attached) from the start of a row of
-    assignment_columns (the campaign by its row version, campaign_rows.py), and the rest of
-    the row."""
+    values = list(row)
     conn = connections[DEFAULT_DB_ALIAS]
     n_a = len(Assignment._meta.concrete_fields)
     n_c = VERSION_WIDTH
     n_w = len(Worker._meta.concrete_fields)
-    assignment = model_from_row(conn, Assignment, values[:n_a])
     campaign = _campaign(conn, values[n_a:n_a + n_c])
-    if campaign is None:  # deleted since the row was read: assignment_from_fetched says None
-        raise Assignment.DoesNotExist
+    if campaign is None:
+        return None, []
+    assignment = model_from_row(conn, Assignment, values[:n_a])
     worker = model_from_row(conn, Worker, values[n_a + n_c:n_a + n_c + n_w])
     Assignment.campaign.field.set_cached_value(assignment, campaign)
     Assignment.worker.field.set_cached_value(assignment, worker)
@@ -225,8 +217,8 @@ def assignment_with_page(*, token: str,
             f"LEFT JOIN {AssignmentItem._meta.db_table} s "
             "ON s.assignment_id = a.id AND s.position = %s "
             f"LEFT JOIN {Item._meta.db_table} i ON i.id = s.item_id WHERE a.token = %s")
-    assignment, rest = assignment_from_fetched(_fetch_one(_SQL["assignment_page"],
-                                                          [position, token]))
+    assignment, rest = assignment_from_row(_fetch_one(_SQL["assignment_page"],
+                                                      [position, token]))
     if assignment is None:
         return None, None
     positions, answered, *item_values = rest

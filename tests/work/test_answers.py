@@ -327,7 +327,6 @@ def test_a_judge_import_scores_control_items_as_a_workers_save_does(owner):
     assert outcomes == {"pass": True, "fail": False}
 
 
-
 def test_a_campaign_closes_at_the_hand_in_of_its_last_annotation_whatever_the_order(owner):
     """k=2, two items, one-item assignments: a hand-in whose item still has a free slot, and
     hand-ins whose item is full while the other item still lacks an answer, leave the
