@@ -4,7 +4,7 @@ Usage (not part of the test suite; imports bench/adaptive.py, so Django is set u
 query is made):
 
     .venv/bin/python bench/adaptive_copy.py --data pplm-negative --seeds 6 \\
-        --strategies 'adaptive_ranking (min 0)' [--check 10]
+        --strategies 'adaptive_ranking (min 0)' [--check 10] [--control]
 
 It does what the database replay does, in memory: the same items in the same order (the
 item id), the same seeded order of each item's pool, the claim's pick (open items, highest
@@ -36,10 +36,10 @@ def plan(strategy, items, done, log, low, high, spread):
     if strategy == "dynamic_redundancy":
         answers = {}
         for i, answer in log:
-            answers.setdefault(i, []).append(_parts(answer))
-        out = [stats.redundancy_wanted(answers.get(i, []), minimum=low, maximum=high,
-                                       spread=spread) for i in range(len(items))]
-        return [p for _, p in out], [w for w, _ in out]
+            answers.setdefault(i + 1, []).append(_parts(answer))  # ids from 1, as in a table
+        priority, wanted, _ = stats.redundancy_plan(answers, range(1, len(items) + 1),
+                                                    minimum=low, maximum=high, spread=spread)
+        return list(priority.values()), list(wanted.values())
     if strategy == "adaptive_ranking":
         pairs = {i: system for i, (_, system, _) in enumerate(items)}
         prefs = [(a["preference"]["order"][0], a["preference"]["order"][1],
@@ -120,6 +120,8 @@ def main() -> int:
     parser.add_argument("--every", type=int, default=10)
     parser.add_argument("--check", type=int, default=10)
     parser.add_argument("--spread", type=float, default=10.0)
+    parser.add_argument("--control", action="store_true",
+                        help="uniform against uniform on other seeds, instead of a strategy")
     args = parser.parse_args()
     for name in args.data.split(","):
         items = bench.DATASETS[name][0]()
@@ -129,7 +131,10 @@ def main() -> int:
             rows = []
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 u = replay(name, items, "uniform", minimum, seed, args)
-                a = replay(name, items, strategy, minimum, seed, args)
+                # --control: uniform against itself on another order of the judgments (the
+                # seed args.seeds further on), the spread that luck alone gives a ratio
+                a = (replay(name, items, "uniform", minimum, seed + args.seeds, args)
+                     if args.control else replay(name, items, strategy, minimum, seed, args))
                 rows.append((u, a))
                 print(f"  {name} seed {seed}: " + "; ".join(
                     f"[{c}] {u[c][0]} vs {a[c][0]}{'' if a[c][1] else ' (not reached)'}"

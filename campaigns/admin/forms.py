@@ -27,7 +27,9 @@ ALLOCATION_EXPLAINED = (
     "Where the budget of judgments goes. <b>Uniform</b> (the default): every item gets "
     "“annotations per item” (k) judgments, the least-annotated first. <b>Dynamic "
     "redundancy</b>: each item gets the minimum; when its raters disagree it gets one more at a "
-    "time up to the maximum (numeric answers agree within the agreement spread). <b>Adaptive "
+    "time up to the maximum (numeric answers agree within the agreement spread). One item in "
+    "five goes on to the maximum anyway, to check that agreement settles items; when it "
+    "clearly does not, every item gets the maximum, as under uniform. <b>Adaptive "
     "ranking</b> (pairwise questions): after the minimum, the pairs of systems whose order is "
     "least certain get the next judgments, up to the maximum per item (a minimum of 0: no "
     "floor per item, the least certain pairs from the start). <b>Adaptive "
@@ -43,9 +45,11 @@ def allocation_state_text(campaign: Campaign) -> str:
     if not campaign.pk:
         return "Available once saved."
     if campaign.allocation_stopped:
-        return f"Stopped at the target: {campaign.allocation_stopped}"
-    return (f"{campaign.get_allocation_display()}; priorities recomputed "
-            f"{campaign.allocation_epoch} time(s) so far.")
+        state = f"Stopped at the target: {campaign.allocation_stopped}"
+    else:
+        state = (f"{campaign.get_allocation_display()}; priorities recomputed "
+                 f"{campaign.allocation_epoch} time(s) so far.")
+    return f"{state} {campaign.allocation_audit}".strip()
 
 
 class PrettyJSONField(forms.JSONField):

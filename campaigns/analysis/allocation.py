@@ -18,6 +18,7 @@ references: docs/analysis.md, "Adaptive designs".
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,13 @@ from .preference import fit_strengths
 # Items below the minimum outrank every adaptive priority (which lie in [0, 1], or in [0, a
 # few] for precision relative to its target).
 BELOW_MINIMUM = 1000.0
+# Dynamic redundancy audits its premise (that raters who agree at the minimum have settled
+# the item) on a fixed share of the items, carried to the maximum whatever their first raters
+# say; once enough of them are in and even the upper bound of the share that kept the agreed
+# answer is under the floor, the strategy hands out as uniform allocation does.
+AUDIT_SHARE = 0.2
+AUDIT_ITEMS = 10
+AUDIT_FLOOR = 0.9
 PRIOR_WINS = 0.5  # virtual wins each way between two systems that meet (Bradley-Terry prior)
 Z_95 = float(stats.norm.ppf(0.975))
 
@@ -52,21 +60,135 @@ def answers_agree(answers: Sequence[Mapping[str, Any]], spread: float) -> bool:
 
 
 def redundancy_wanted(answers: Sequence[Mapping[str, Any]], *, minimum: int, maximum: int,
-                      spread: float) -> tuple[int, float]:
-    """(annotations wanted, priority) of an item under dynamic redundancy, given its answers.
+                      spread: float, audited: bool = False) -> tuple[int, float]:
+    """(annotations wanted, priority) of an item under dynamic redundancy, given its answers
+    in the order they came.
 
     An item wants the maximum until it has the minimum and its raters agree; then it wants
-    what it has (it is closed). Wanting the maximum rather than one more at a time keeps an
-    open item open between two runs of the job, so the campaign never looks full (and closes
-    for good) while a disagreeing item still waits for its next rater. Below the minimum
-    first, then disagreeing items, the fewest answers first.
+    what it has (it is closed), unless it is in the audit sample, which goes on to the
+    maximum so that the premise can be checked (`redundancy_audit`). Wanting the maximum
+    rather than one more at a time keeps an open item open between two runs of the job, so
+    the campaign never looks full (and closes for good) while a disagreeing item still waits
+    for its next rater. Below the minimum first; then audited items that agreed, the most
+    answered first (each finished soonest, so that the audit is judged early); then
+    disagreeing items, the fewest answers first.
     """
     done = len(answers)
     if done < minimum:
         return maximum, BELOW_MINIMUM
+    if answers_agree(answers[:minimum], spread) and audited and done < maximum:
+        return maximum, 1.0 + done / maximum
     if answers_agree(answers, spread):
         return done, 0.0
-    return maximum, float(maximum - done)
+    return maximum, (maximum - done) / maximum
+
+
+def in_audit_sample(item_id: int) -> bool:
+    """Whether an item is in dynamic redundancy's audit sample: about AUDIT_SHARE of the items,
+    chosen by a multiplicative hash of the id (fixed before any answer, so the sample is
+    independent of what raters say, and spread evenly over consecutive ids)."""
+    return (item_id * 0x9E3779B1) % 2**32 < AUDIT_SHARE * 2**32
+
+
+def agreement_kept(answers: Sequence[Mapping[str, Any]], *, minimum: int,
+                   spread: float) -> bool | None:
+    """For an item whose first `minimum` answers agree: whether the whole panel's answer is
+    the agreed one (per part, the panel's most frequent categorical value is the agreed value
+    and no other value is as frequent; the panel's numeric mean lies within half the spread of
+    the first answers' mean). None when the first answers do not agree (nothing to check)."""
+    first = answers[:minimum]
+    if not answers_agree(first, spread):
+        return None
+    for part in {p for answer in first for p in answer}:
+        early = _values(first, part)
+        panel = _values(answers, part)
+        if not early:
+            continue
+        if all(_is_number(v) for v in panel):
+            if abs(sum(panel) / len(panel) - sum(early) / len(early)) > spread / 2:
+                return False
+        else:
+            counts = Counter(repr(v) for v in panel)
+            (top, n), *rest = counts.most_common()
+            if top != repr(early[0]) or (rest and rest[0][1] == n):
+                return False
+    return True
+
+
+def _values(answers: Sequence[Mapping[str, Any]], part: str) -> list[Any]:
+    return [a[part] for a in answers if a.get(part) is not None and a.get(part) != ""]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Audit:
+    """Dynamic redundancy's check of its own premise: of the audited items whose first raters
+    agreed and that reached the maximum, how many kept the agreed answer with the whole panel,
+    and the 95% Wilson upper bound of that share."""
+
+    kept: int
+    checked: int
+    upper: float
+
+    @property
+    def failed(self) -> bool:
+        """Whether agreement at the minimum is shown not to settle items: enough audited items,
+        and even the upper bound of the share kept under AUDIT_FLOOR."""
+        return self.checked >= AUDIT_ITEMS and self.upper < AUDIT_FLOOR
+
+    def text(self, spread: float) -> str:
+        if not self.checked:
+            return ""
+        said = (f"Agreement audit: {self.kept} of {self.checked} audited items whose first "
+                f"raters agreed kept that answer with all their raters (95% upper bound "
+                f"{self.upper:.0%}; numeric answers within ±{spread / 2:g} of the first "
+                f"raters' mean).")
+        if self.failed:
+            return said + (f" Under {AUDIT_FLOOR:.0%}: agreement does not settle these items, "
+                           "so every item now gets the maximum, as under uniform allocation.")
+        if self.checked < AUDIT_ITEMS:
+            return said + f" Judged from {AUDIT_ITEMS} audited items on."
+        return said
+
+
+def redundancy_audit(answers: Mapping[int, Sequence[Mapping[str, Any]]], *, minimum: int,
+                     maximum: int, spread: float) -> Audit:
+    """The audit over every item in the sample that has reached the maximum."""
+    results = [agreement_kept(items, minimum=minimum, spread=spread)
+               for item, items in answers.items()
+               if len(items) >= maximum and in_audit_sample(item)]
+    results = [r for r in results if r is not None]
+    return Audit(sum(results), len(results), wilson_upper(sum(results), len(results)))
+
+
+def wilson_upper(successes: int, n: int) -> float:
+    """The upper end of the 95% Wilson score interval of a proportion (1 when n is 0)."""
+    if n == 0:
+        return 1.0
+    p, z2 = successes / n, Z_95 ** 2
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z_95 * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return float(min(1.0, centre + half))
+
+
+def redundancy_plan(answers: Mapping[int, Sequence[Mapping[str, Any]]], items: Iterable[int],
+                    *, minimum: int, maximum: int, spread: float
+                    ) -> tuple[dict[int, float], dict[int, int], Audit]:
+    """(priority, wanted) per item under dynamic redundancy, and the audit they follow: while
+    the audit has not failed, `redundancy_wanted` per item; once it has, every item wants the
+    maximum at one priority (least-filled first, as uniform allocation hands out)."""
+    audit = redundancy_audit(answers, minimum=minimum, maximum=maximum, spread=spread)
+    items = list(items)
+    if audit.failed:
+        return dict.fromkeys(items, 0.0), dict.fromkeys(items, maximum), audit
+    plan = {item: redundancy_wanted(answers.get(item, []), minimum=minimum, maximum=maximum,
+                                    spread=spread, audited=in_audit_sample(item))
+            for item in items}
+    return ({item: p for item, (_, p) in plan.items()},
+            {item: w for item, (w, _) in plan.items()}, audit)
 
 
 @dataclass(frozen=True)

@@ -38,16 +38,17 @@ DESIGNS = {
         "least-filled first", "everything", "nothing"),
     "dynamic_redundancy": Design(
         "dynamic redundancy", "items whose raters agreed early stopped at the minimum, the "
-        "others got more",
+        "others got more, and an audit sample went on to the maximum to check that agreement "
+        "settles items",
         "per-item means and majority labels (each item's own answers are an unselected "
         "sample of raters)",
         "per-item agreement and inter-rater reliability, towards disagreement (items that "
         "disagreed got more raters, so alpha is computed on a sample enriched in hard "
         "items); rating-weighted system means over-weight contested items (average per item "
         "first, as the ranking does); an item closed at the minimum has the mean of its first "
-        "raters only (two raters who agree are no closer to what a full panel would say than "
-        "two who do not), so an order of items by their means is noisier than uniform "
-        "allocation's with the same budget",
+        "raters only, so where agreement does not settle items an order of items by their "
+        "means is noisier than uniform allocation's with the same budget (the audit checks "
+        "this and, when it fails, hands out as uniform allocation does)",
         ("agreement", "disagreement", "disputed_items", "human_ceiling", "system_scores")),
     "adaptive_ranking": Design(
         "adaptive ranking", "the next judgments went to the system pairs whose order was "
@@ -126,7 +127,7 @@ def period_rows(periods: list[dict]) -> list[dict]:
 
 
 def design_note(assumptions: list[dict], *, current: str, changes: int = 0,
-                stopped: str = "") -> str:
+                stopped: str = "", audit: str = "") -> str:
     """The report's paragraph on the allocation design: per strategy the annotations came
     from, with its share when there were several, what it did, what stays valid, what it
     biases and the figures that touches. With no annotations yet, the current strategy's."""
@@ -152,6 +153,8 @@ def design_note(assumptions: list[dict], *, current: str, changes: int = 0,
         note += f" The strategy or target changed {changes} time(s) during the campaign."
     if stopped:
         note += f" The hand-out stopped at its target: {stopped}"
+    if audit:
+        note += f" {audit}"
     return note
 
 

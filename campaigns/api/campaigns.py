@@ -54,6 +54,9 @@ class CampaignOutput(serializers.ModelSerializer):
     qualification = serializers.JSONField(help_text="The qualification test ({} for none).")
     allocation_stopped = serializers.CharField(
         help_text="Why the stopping target stopped the hand-out of new work (empty: it has not).")
+    allocation_audit = serializers.CharField(
+        help_text="What dynamic redundancy's audit of its premise found, in words (empty: "
+        "nothing yet, or another strategy).")
     # A plain string: empty when unset, which a "uri" format would deny.
     completion_redirect_url = serializers.CharField()
     warnings = serializers.SerializerMethodField(
@@ -62,7 +65,7 @@ class CampaignOutput(serializers.ModelSerializer):
     class Meta:
         model = Campaign
         fields = ["id", "slug", "owner", "collaborators", *CONFIG_FIELDS, "allocation_epoch",
-                  "allocation_stopped", "created_at", "updated_at", "warnings"]
+                  "allocation_stopped", "allocation_audit", "created_at", "updated_at", "warnings"]
         read_only_fields = fields
 
     def get_warnings(self, campaign) -> list[str]:

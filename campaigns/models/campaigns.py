@@ -169,6 +169,9 @@ class Campaign(models.Model):
     allocation_epoch = models.PositiveIntegerField(default=0, editable=False)
     # Why the stopping rule stopped handing out work (empty: it has not).
     allocation_stopped = models.TextField(blank=True, editable=False)
+    # What the allocation job last found about its own design: dynamic redundancy's audit of
+    # its premise (empty: nothing to say).
+    allocation_audit = models.TextField(blank=True, editable=False)
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

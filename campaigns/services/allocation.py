@@ -131,32 +131,36 @@ def bounds(campaign: Campaign) -> tuple[int, int]:
 
 def campaign_allocate(*, campaign: Campaign) -> str:
     """Write the items' priorities and wanted counts for the campaign's strategy, bump its
-    epoch, and apply the stopping rule; the reason it stopped ('' while it goes on)."""
-    _write(*_plan(campaign))
+    epoch, record what the strategy found about its premise, and apply the stopping rule;
+    the reason it stopped ('' while it goes on)."""
+    priority, wanted, audit = _plan(campaign)
+    _write(priority, wanted)
     with transaction.atomic():
         stopped = stop_reason(campaign)
         Campaign.objects.filter(pk=campaign.pk).update(
-            allocation_epoch=F("allocation_epoch") + 1, allocation_stopped=stopped)
-    campaign.refresh_from_db(fields=["allocation_epoch", "allocation_stopped"])
+            allocation_epoch=F("allocation_epoch") + 1, allocation_stopped=stopped,
+            allocation_audit=audit)
+    campaign.refresh_from_db(fields=["allocation_epoch", "allocation_stopped",
+                                     "allocation_audit"])
     return stopped
 
 
-def _plan(campaign: Campaign) -> tuple[dict[int, float], dict[int, int]]:
-    """(priority, wanted) per regular item for the campaign's strategy."""
+def _plan(campaign: Campaign) -> tuple[dict[int, float], dict[int, int], str]:
+    """(priority, wanted) per regular item for the campaign's strategy, and what its audit
+    found in words ('' for strategies without one)."""
     from ..analysis import allocation as stats  # numpy: only the jobs load it, not the web
 
     low, high = bounds(campaign)
     items = Item.objects.filter(campaign=campaign, control="")
     done = dict(items.values_list("id", "annotations_done"))
     if campaign.allocation == Campaign.Allocation.UNIFORM:
-        return dict.fromkeys(done, 0.0), dict.fromkeys(done, campaign.annotations_per_item)
+        return (dict.fromkeys(done, 0.0), dict.fromkeys(done, campaign.annotations_per_item),
+                "")
     if campaign.allocation == Campaign.Allocation.DYNAMIC_REDUNDANCY:
-        answers = _answer_parts(campaign)
-        plan = {item: stats.redundancy_wanted(answers.get(item, []), minimum=low, maximum=high,
-                                              spread=campaign.agreement_spread)
-                for item in done}
-        return ({item: p for item, (_, p) in plan.items()},
-                {item: w for item, (w, _) in plan.items()})
+        spread = campaign.agreement_spread
+        priority, wanted, audit = stats.redundancy_plan(
+            _answer_parts(campaign), done, minimum=low, maximum=high, spread=spread)
+        return priority, wanted, audit.text(spread)
     if campaign.allocation == Campaign.Allocation.ADAPTIVE_RANKING:
         pairs = {pk: tuple(item_systems(data)) for pk, data in items.values_list("id", "data")}
         pairs = {pk: p for pk, p in pairs.items() if len(p) == 2}
@@ -168,7 +172,7 @@ def _plan(campaign: Campaign) -> tuple[dict[int, float], dict[int, int]]:
         target = float((campaign.stop_when or {}).get("half_width") or 1.0)
         priority = stats.precision_priorities(systems, done, widths, target=target,
                                               minimum=low)
-    return ({pk: priority.get(pk, 0.0) for pk in done}, dict.fromkeys(done, high))
+    return ({pk: priority.get(pk, 0.0) for pk in done}, dict.fromkeys(done, high), "")
 
 
 def _write(priority: dict[int, float], wanted: dict[int, int]) -> None:
@@ -233,10 +237,12 @@ def _human_annotations(campaign: Campaign):
 
 
 def _answer_parts(campaign: Campaign) -> dict[int, list[dict[str, Any]]]:
-    """Per item, each human annotation's agreement parts {"question/part": value}."""
+    """Per item, each human annotation's agreement parts {"question/part": value}, in the
+    order the annotations came (the audit compares the first raters with the whole panel)."""
     questions = [q for q in _questions(campaign.schema) if q.supports(Capability.AGREEMENT)]
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for item, answers in _human_annotations(campaign).values_list("item_id", "answers"):
+    for item, answers in _human_annotations(campaign).order_by("created_at", "id").values_list(
+            "item_id", "answers"):
         parts = {}
         for q in questions:
             if answers.get(q.id) is not None:

@@ -6,6 +6,7 @@ import math
 import pytest
 from django.urls import reverse
 
+from campaigns.analysis.allocation import in_audit_sample
 from campaigns.errors import NoWorkAvailable
 from campaigns.models import AllocationChange, Assignment, Campaign, Item
 from campaigns.services.allocation import (
@@ -15,6 +16,7 @@ from campaigns.services.allocation import (
 )
 from campaigns.services.campaigns import campaign_update
 from campaigns.work import annotation_submit, assignment_claim, worker_get_or_create
+from tests.api.conftest import token_client
 from tests.factories import CONTINUATION_SCHEMA, PAIRWISE_SCHEMA, make_campaign
 
 pytestmark = pytest.mark.django_db
@@ -22,16 +24,17 @@ pytestmark = pytest.mark.django_db
 T_975_3 = 3.182446305284263  # Student's t, 97.5th percentile, 3 degrees of freedom (tables)
 
 
-def items(campaign, specs):
-    """Items by (external id, system) or (external id, (system a, system b))."""
+def items(campaign, specs, ids=None):
+    """Items by (external id, system) or (external id, (system a, system b)); with the given
+    ids when dynamic redundancy's audit sample (chosen by id) must be in or out."""
     made = []
-    for external_id, system in specs:
+    for n, (external_id, system) in enumerate(specs):
         data = {"prompt": external_id, "completion": "c"}
         if isinstance(system, tuple):
             data["outputs"] = [{"system": s, "text": f"{s} says"} for s in system]
             system = ""
-        made.append(Item.objects.create(campaign=campaign, external_id=external_id,
-                                        system=system, data=data,
+        made.append(Item.objects.create(id=ids[n] if ids else None, campaign=campaign,
+                                        external_id=external_id, system=system, data=data,
                                         slots_wanted=campaign.annotations_per_item))
     return made
 
@@ -77,22 +80,75 @@ def test_adaptive_precision_sends_the_next_ratings_to_the_widest_system(owner):
     assert epochs == {("adaptive_precision", 1), ("adaptive_precision", 2)}
 
 
+def ids(n, *, audited, start=10**9):
+    """n item ids far above the table's sequence, in (or out of) the audit sample."""
+    return [i for i in range(start, start + 1000) if in_audit_sample(i) == audited][:n]
+
+
 def test_dynamic_redundancy_closes_agreeing_items_at_the_minimum(owner):
     campaign = make_campaign(owner=owner, allocation="dynamic_redundancy",
                              min_annotations_per_item=2, max_annotations_per_item=4)
-    items(campaign, [("a1", "A"), ("b1", "B")])
+    items(campaign, [("a1", "A"), ("b1", "B")], ids=ids(2, audited=False))
     campaign_allocate(campaign=campaign)
     assert [work_once(campaign, f"w{n}", rate)[0] for n in range(4)] == ["a1", "b1"] * 2
     campaign_allocate(campaign=campaign)
     # a1: 5 and 5 agree: closed at 2. b1: 1 and 5 differ by more than the spread (1): open.
     state = {i: (w, p) for i, w, p in Item.objects.values_list(
         "external_id", "slots_wanted", "priority")}
-    assert state == {"a1": (2, 0.0), "b1": (4, 2.0)}
+    assert state == {"a1": (2, 0.0), "b1": (4, 0.5)}
     assert [work_once(campaign, f"v{n}", rate)[0] for n in range(2)] == ["b1", "b1"]
     with pytest.raises(Exception) as ended:
         work_once(campaign, "v9", rate)
     campaign.refresh_from_db()
     assert campaign.status == "closed", ended.value  # every item has what it wants
+
+
+def test_dynamic_redundancy_audits_agreement_and_falls_back_when_it_does_not_settle(
+        owner, researcher_client):
+    """Ten audited items and two others, numeric answers agreeing within 1. Every item's first
+    two raters give 5; later raters give 1 (the panel's mean 3, two points from the agreed 5)
+    or 5 (kept). By hand: after the first pass the two others close at 2 and the audited
+    ones go on to 4; with 0 of 10 kept the audit fails and the two others reopen to 4; with
+    10 of 10 kept they stay closed."""
+    for later, fails in ((1, True), (5, False)):
+        campaign = make_campaign(owner=owner, allocation="dynamic_redundancy",
+                                 min_annotations_per_item=2, max_annotations_per_item=4)
+        audited = ids(10, audited=True, start=10**9 + 1000 * later)
+        others = ids(2, audited=False, start=10**9 + 1000 * later)
+        items(campaign, [(f"a{n}", "A") for n in range(10)] + [("o0", "A"), ("o1", "A")],
+                     ids=audited + others)
+
+        def answer(item, before, later=later):
+            return {"coherence": 5 if before < 2 else later, "sentiment": 3}
+
+        campaign_allocate(campaign=campaign)
+        for n in range(24):
+            work_once(campaign, f"{later}w{n}", answer)
+        campaign_allocate(campaign=campaign)
+        wanted = dict(Item.objects.filter(campaign=campaign).values_list("external_id",
+                                                                        "slots_wanted"))
+        assert wanted == {**{f"a{n}": 4 for n in range(10)}, "o0": 2, "o1": 2}
+        assert campaign.allocation_audit == ""  # none at the maximum yet
+        for n in range(20):
+            assert work_once(campaign, f"{later}v{n}", answer)[0].startswith("a")
+        campaign_allocate(campaign=campaign)
+        wanted = dict(Item.objects.filter(pk__in=others).values_list("external_id",
+                                                                     "slots_wanted"))
+        assert wanted == ({"o0": 4, "o1": 4} if fails else {"o0": 2, "o1": 2})
+        kept = 0 if fails else 10
+        assert f"{kept} of 10 audited items" in campaign.allocation_audit
+        assert ("every item now gets the maximum" in campaign.allocation_audit) == fails
+    # the finding as the researcher reads it: the dashboard, the API and the report
+    dashboard = researcher_client.get(
+        reverse("admin:campaigns_campaign_dashboard", args=[campaign.pk])).content.decode()
+    assert "10 of 10 audited items whose first raters agreed kept that answer" in dashboard
+    api = token_client(owner).get(f"/api/campaigns/{campaign.slug}/").json()
+    assert api["allocation_audit"] == campaign.allocation_audit
+    from campaigns.analysis.report_cells import _md
+    from campaigns.selectors.analysis.report import evaluation_report
+
+    markdown = evaluation_report(campaign=campaign)["markdown"]
+    assert _md(campaign.allocation_audit) in markdown
 
 
 def prefer(winners):

@@ -141,7 +141,8 @@ def _allocation_facts(campaign: Campaign, humans: pd.DataFrame, statistics: dict
     changes = AllocationChange.objects.filter(campaign=campaign).count()
     return {"allocation_design": assumptions,
             "allocation": design_note(assumptions, current=campaign.allocation,
-                                      changes=changes, stopped=campaign.allocation_stopped)}
+                                      changes=changes, stopped=campaign.allocation_stopped,
+                                      audit=campaign.allocation_audit)}
 
 
 def evaluation_report(*, campaign: Campaign, effect: float | None = None, power: float = 0.8,
