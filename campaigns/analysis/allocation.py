@@ -76,7 +76,8 @@ def redundancy_wanted(answers: Sequence[Mapping[str, Any]], *, minimum: int, max
     done = len(answers)
     if done < minimum:
         return maximum, BELOW_MINIMUM
-    if answers_agree(answers[:minimum], spread) and audited and done < maximum:
+    if audited and done < maximum and audit_can_fail(answers[:minimum], minimum=minimum,
+                                                     maximum=maximum, spread=spread):
         return maximum, 1.0 + done / maximum
     if answers_agree(answers, spread):
         return done, 0.0
@@ -88,6 +89,19 @@ def in_audit_sample(item_id: int) -> bool:
     chosen by a multiplicative hash of the id (fixed before any answer, so the sample is
     independent of what raters say, and spread evenly over consecutive ids)."""
     return (item_id * 0x9E3779B1) % 2**32 < AUDIT_SHARE * 2**32
+
+
+def audit_can_fail(first: Sequence[Mapping[str, Any]], *, minimum: int, maximum: int,
+                   spread: float) -> bool:
+    """Whether auditing an item whose first `minimum` answers are `first` can tell anything:
+    they agree, and either some part is numeric (the panel's mean can move) or the raters to
+    come could outnumber or tie the agreed category (maximum - minimum >= minimum). With
+    categorical answers and fewer raters to come than agreed, the majority is already
+    decided, and carrying the item on would spend judgments for nothing."""
+    if not answers_agree(first, spread):
+        return False
+    numeric = any(_is_number(v) for answer in first for v in answer.values())
+    return numeric or maximum - minimum >= minimum
 
 
 def agreement_kept(answers: Sequence[Mapping[str, Any]], *, minimum: int,

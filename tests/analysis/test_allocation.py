@@ -36,6 +36,12 @@ def test_an_audited_item_goes_on_to_the_maximum_ahead_of_disagreeing_items():
     assert wanted([{"q": 1}, {"q": 5}], minimum=2, maximum=5, spread=0, audited=True) == (5, 0.6)
     assert wanted([{"q": 1}], minimum=2, maximum=5, spread=0, audited=True) == (
         5, alloc.BELOW_MINIMUM)
+    # categorical answers with fewer raters to come than agreed: the majority is decided,
+    # so the item closes as if it were not audited
+    assert wanted([{"w": "a"}] * 2, minimum=2, maximum=3, spread=0, audited=True) == (2, 0.0)
+    assert wanted([{"w": "a"}] * 2, minimum=2, maximum=4, spread=0, audited=True) == (4, 1.5)
+    assert wanted([{"w": "a", "q": 3}] * 2, minimum=2, maximum=3, spread=0,
+                  audited=True) == (3, 1 + 2 / 3)
 
 
 def test_the_audit_sample_is_a_fifth_of_the_ids_spread_evenly():
