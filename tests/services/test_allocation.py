@@ -6,9 +6,12 @@ import math
 import pytest
 from django.urls import reverse
 
+from campaigns.admin.forms import allocation_state_text
 from campaigns.analysis.allocation import in_audit_sample
+from campaigns.analysis.report_cells import _md
 from campaigns.errors import NoWorkAvailable
 from campaigns.models import AllocationChange, Assignment, Campaign, Item
+from campaigns.selectors.analysis.report import evaluation_report
 from campaigns.services.allocation import (
     allocation_issues,
     allocations_update,
@@ -142,11 +145,9 @@ def test_dynamic_redundancy_audits_agreement_and_falls_back_when_it_does_not_set
     dashboard = researcher_client.get(
         reverse("admin:campaigns_campaign_dashboard", args=[campaign.pk])).content.decode()
     assert "10 of 10 audited items whose first raters agreed kept that answer" in dashboard
+    assert allocation_state_text(campaign).endswith(campaign.allocation_audit)  # the admin form
     api = token_client(owner).get(f"/api/campaigns/{campaign.slug}/").json()
     assert api["allocation_audit"] == campaign.allocation_audit
-    from campaigns.analysis.report_cells import _md
-    from campaigns.selectors.analysis.report import evaluation_report
-
     markdown = evaluation_report(campaign=campaign)["markdown"]
     assert _md(campaign.allocation_audit) in markdown
 
@@ -258,8 +259,6 @@ def test_a_half_width_target_stops_when_every_system_is_that_precise(owner):
 
 
 def test_the_report_says_what_the_adaptive_design_biases(owner):
-    from campaigns.selectors.analysis.report import evaluation_report
-
     campaign = make_campaign(owner=owner, allocation="dynamic_redundancy",
                              min_annotations_per_item=2, max_annotations_per_item=3)
     items(campaign, [("a1", "A"), ("b1", "B")])
