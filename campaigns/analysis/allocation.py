@@ -7,7 +7,8 @@ references: docs/analysis.md, "Adaptive designs".
 
 - Dynamic redundancy: an item stops at the minimum when its raters agree (every categorical
   part the same, every numeric part within a spread) and gets more, up to the maximum,
-  while they do not.
+  while they do not. An audit sample of the items goes on to the maximum to check that
+  agreement settles items; when it clearly does not, every item wants the maximum.
 - Adaptive ranking: a Bradley-Terry fit with a weak prior (half a virtual win each way between
   every two systems that meet, so that the fit exists from the first judgment); an item's
   priority is the probability that its pair's estimated order is wrong, Phi(-|d| / se(d)).
@@ -154,6 +155,7 @@ class Audit:
         return self.checked >= AUDIT_ITEMS and self.upper < AUDIT_FLOOR
 
     def text(self, spread: float) -> str:
+        """The finding in words, for the dashboard, the API and the report ('' before any)."""
         if not self.checked:
             return ""
         said = (f"Agreement audit: {self.kept} of {self.checked} audited items whose first "
@@ -170,11 +172,13 @@ class Audit:
 
 def redundancy_audit(answers: Mapping[int, Sequence[Mapping[str, Any]]], *, minimum: int,
                      maximum: int, spread: float) -> Audit:
-    """The audit over every item in the sample that has reached the maximum."""
+    """The audit over every item in the sample that has reached the maximum and whose first
+    raters agreed where disagreement could still show (`audit_can_fail`)."""
     results = [agreement_kept(items, minimum=minimum, spread=spread)
                for item, items in answers.items()
-               if len(items) >= maximum and in_audit_sample(item)]
-    results = [r for r in results if r is not None]
+               if len(items) >= maximum and in_audit_sample(item)
+               and audit_can_fail(items[:minimum], minimum=minimum, maximum=maximum,
+                                  spread=spread)]
     return Audit(sum(results), len(results), wilson_upper(sum(results), len(results)))
 
 

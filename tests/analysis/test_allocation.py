@@ -113,6 +113,10 @@ def test_a_kept_or_unfinished_audit_leaves_dynamic_redundancy_as_it_is():
     assert (audit.checked, audit.failed, wanted[closed]) == (9, False, 2)
     assert "Judged from 10 audited items on" in audit.text(1)
     assert priority[audited[9]] == alloc.BELOW_MINIMUM
+    # categorical items with fewer raters to come than agreed cannot fail: not counted
+    answers = {i: [{"w": "a"}, {"w": "a"}, {"w": "b"}] for i in audited}
+    audit = alloc.redundancy_audit(answers, minimum=2, maximum=3, spread=0)
+    assert (audit.checked, audit.text(0)) == (0, "")
 
 
 def test_on_mlqe_pe_scores_agreement_of_two_raters_does_not_settle_a_segment():
