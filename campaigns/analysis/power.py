@@ -26,6 +26,7 @@ so a plan costs two or three simulation batches. The same seed gives the same pl
 """
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -38,6 +39,7 @@ from .planning import RANK_TEST_EFFICIENCY, VarianceComponents
 from .preference_tests import preference_comparisons
 
 N_SIM = 200
+PLANS_KEPT = 128  # plans kept per process (each a small dict)
 MAX_UNITS = 100_000
 DESIGNS = ("numeric", "pairwise")
 
@@ -127,6 +129,17 @@ def plan_numeric(components: VarianceComponents, *, effect: float, ratings_per_i
                  seed: int = 0) -> dict:
     """Items per system for `power` per true difference, found by simulation (see module)."""
     _check(effect, power, alpha, systems)
+    return dict(_plan_numeric(components, effect, ratings_per_item, systems, correction,
+                              paired, power, alpha, n_sim, seed))
+
+
+# A plan is a pure function of its arguments (the same seed gives the same plan) and costs
+# hundreds of simulated analyses; the report page, its exports and its paper bundle ask for the
+# same plans of the same data, so each process keeps the latest ones.
+@functools.lru_cache(maxsize=PLANS_KEPT)
+def _plan_numeric(components: VarianceComponents, effect: float, ratings_per_item: float,
+                  systems: int, correction: str, paired: bool, power: float, alpha: float,
+                  n_sim: int, seed: int) -> dict:
     pairs = systems * (systems - 1) // 2
     variance = (components.rating_variance / ratings_per_item
                 + (0.0 if paired else components.item_variance))
@@ -147,6 +160,12 @@ def plan_pairwise(*, effect: float, systems: int = 2, correction: str = "holm",
     """Judgments per pair of systems (one per item) for `power` per true strength difference
     `effect` (log-strength) among `systems`, by simulation (see module)."""
     _check(effect, power, alpha, systems)
+    return dict(_plan_pairwise(effect, systems, correction, power, alpha, n_sim, seed))
+
+
+@functools.lru_cache(maxsize=PLANS_KEPT)
+def _plan_pairwise(effect: float, systems: int, correction: str, power: float, alpha: float,
+                   n_sim: int, seed: int) -> dict:
     pairs = systems * (systems - 1) // 2
     p_win = 1 / (1 + math.exp(-effect))
     slope = 2 * abs(p_win - 0.5)  # sign test: (2p - 1) sqrt(n) / sqrt(1) at p0 = 1/2

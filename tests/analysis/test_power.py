@@ -83,3 +83,22 @@ def test_pairwise_comparisons_are_sign_tests_over_items_corrected_like_statsmode
         multipletests(table["p"].to_numpy(), method="holm")[1])
     assert table.loc[table["p_adjusted"] < 0.05, "better"].notna().all()
     assert table.loc[table["p_adjusted"] >= 0.05, "better"].isna().all()
+
+
+def test_a_plan_asked_again_is_the_one_kept_and_a_caller_cannot_change_it(monkeypatch):
+    from campaigns.analysis import power
+
+    first = plan_numeric(COMPONENTS, effect=6, ratings_per_item=4, systems=3, n_sim=30, seed=5)
+    first["items_per_system_needed"] = -1  # a caller's copy
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("simulated again")
+
+    monkeypatch.setattr(power, "numeric_power", no_simulation)
+    again = plan_numeric(COMPONENTS, effect=6, ratings_per_item=4, systems=3, n_sim=30, seed=5)
+    assert again["items_per_system_needed"] > 0 and again["systems"] == 3
+    with pytest.raises(AssertionError, match="simulated again"):  # other arguments: a new plan
+        plan_numeric(COMPONENTS, effect=6, ratings_per_item=4, systems=3, n_sim=30, seed=6)
+    pairwise = plan_pairwise(effect=0.8, systems=3, n_sim=20, seed=5)
+    monkeypatch.setattr(power, "pairwise_power", no_simulation)
+    assert plan_pairwise(effect=0.8, systems=3, n_sim=20, seed=5) == pairwise
