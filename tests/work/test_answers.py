@@ -29,14 +29,6 @@ pytestmark = pytest.mark.django_db
 ANSWERS = {"coherence": 4, "sentiment": 2}
 
 
-@pytest.fixture
-def assignment(owner):
-    campaign = make_campaign(owner=owner, items_per_assignment=2)
-    make_items(campaign, 2)
-    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w1")
-    return assignment_claim(campaign=campaign, worker=worker)
-
-
 def save(assignment, position=1, answers=ANSWERS, seconds=2.5):
     return annotation_submit(assignment=assignment, position=position, answers=answers,
                              seconds_spent=seconds)

@@ -9,23 +9,13 @@ from campaigns.models import Campaign
 from campaigns.work import (
     annotation_submit,
     assignment_by_token,
-    assignment_claim,
     assignment_with_page,
     campaign_and_worker,
     campaign_rows,
-    worker_get_or_create,
 )
-from tests.factories import make_campaign, make_items
+from tests.factories import make_campaign
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def assignment(owner):
-    campaign = make_campaign(owner=owner, items_per_assignment=2)
-    make_items(campaign, 2)
-    worker = worker_get_or_create(campaign=campaign, platform="link", platform_id="w")
-    return assignment_claim(campaign=campaign, worker=worker)
 
 
 def read(assignment):
@@ -43,7 +33,7 @@ def test_the_campaign_is_read_once_then_taken_from_the_process(assignment,
     assert second.name == assignment.campaign.name
     with django_assert_num_queries(1):
         campaign, worker = campaign_and_worker(slug=assignment.campaign.slug, platform="link",
-                                               platform_id="w")
+                                               platform_id="w1")
     assert campaign.slug == assignment.campaign.slug and worker.pk == assignment.worker_id
 
 
@@ -103,7 +93,7 @@ def test_the_process_keeps_at_most_so_many_campaigns(owner, monkeypatch):
     monkeypatch.setattr(campaign_rows, "_rows", type(campaign_rows._rows)())
     slugs = [make_campaign(owner=owner, slug=f"kept-{n}").slug for n in range(3)]
     for slug in slugs:
-        campaign_and_worker(slug=slug, platform="link", platform_id="w")
+        campaign_and_worker(slug=slug, platform="link", platform_id="w1")
     kept = {key[1] for key in campaign_rows._rows}
     assert len(kept) == 2
     assert Campaign.objects.get(slug=slugs[0]).pk not in kept  # the least recently read
@@ -116,7 +106,7 @@ def test_a_campaign_deleted_between_the_read_and_its_row_is_not_found(assignment
     assert assignment_by_token(token=assignment.token) is None
     assert assignment_with_page(token=assignment.token, position=1) == (None, None)
     assert campaign_and_worker(slug=assignment.campaign.slug, platform="link",
-                               platform_id="w") == (None, None)
+                               platform_id="w1") == (None, None)
     with pytest.raises(ServiceError) as gone:
         annotation_submit(token=assignment.token, position=1,
                           answers={"coherence": 3, "sentiment": 4})
