@@ -28,7 +28,7 @@ from collections import OrderedDict
 from django.db import DEFAULT_DB_ALIAS, connections
 
 from ..models import Campaign
-from . import prepared, reads  # reads imports this module: used at call time only
+from . import prepared
 
 __all__ = ["VERSION_WIDTH", "campaign_row", "version_columns"]
 
@@ -71,8 +71,10 @@ def campaign_row(values: list) -> list | None:
 def _read(conn, campaign_id: int) -> tuple[tuple | None, tuple | None]:
     """(key, column values) of the campaign's current row version, or (None, None)."""
     if not _ROW_SQL:
-        _ROW_SQL.append(f"SELECT {version_columns('c')}, "  # noqa: S608 (model names)
-                        f"{reads.model_columns(Campaign, 'c')} "
+        # reads.model_columns, written out: reads imports this module, not the other way
+        quote = conn.ops.quote_name
+        columns = ", ".join(f"c.{quote(f.column)}" for f in Campaign._meta.concrete_fields)
+        _ROW_SQL.append(f"SELECT {version_columns('c')}, {columns} "  # noqa: S608 (model names)
                         f"FROM {Campaign._meta.db_table} c WHERE c.id = %s")
     with conn.cursor() as cursor:
         prepared.execute(cursor, _ROW_SQL[0], [campaign_id])
